@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# run.sh - builds the benchmarks (Release, -O2) and runs all of them, then
+# prints a summary table. See bench/README.md.
+#
+#   bench/run.sh                      (from anywhere)
+#
+# Environment (all optional):
+#   BUILD_DIR        build directory (default: <project>/build-bench)
+#   SIZE_MB          size of the synthetic trace (default 320)
+#   SEED             generator seed (default 1)
+#   WRITE_EVENTS     events timed by bench_write (default 50000000)
+#   REPS             rounds of bench_decode (default 3)
+#   DUMP_TRACE       trace for bench_dump.sh (default: corpus ref-example-ocamlopt.ctf)
+#   DUMP_RSS_TIMEOUT seconds of `memtrace dump` on the big trace (default 120)
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+BUILD_DIR=${BUILD_DIR:-$root/build-bench}
+SIZE_MB=${SIZE_MB:-320}
+SEED=${SEED:-1}
+WRITE_EVENTS=${WRITE_EVENTS:-50000000}
+REPS=${REPS:-3}
+DUMP_TRACE=${DUMP_TRACE:-$root/../shared/corpus/traces/ref-example-ocamlopt.ctf}
+export DUMP_RSS_TIMEOUT=${DUMP_RSS_TIMEOUT:-120}
+
+echo "== build ($BUILD_DIR, Release -O2)"
+cmake -S "$root" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_C_FLAGS_RELEASE="-O2 -DNDEBUG" -DMT_BUILD_TESTS=OFF > /dev/null
+cmake --build "$BUILD_DIR" --target gen_trace bench_decode bench_write memtrace_cli
+
+gen=$BUILD_DIR/bench/gen_trace
+dec=$BUILD_DIR/bench/bench_decode
+wr=$BUILD_DIR/bench/bench_write
+cli=$BUILD_DIR/memtrace
+logdir=$BUILD_DIR/bench-logs
+mkdir -p "$logdir"
+trace=$BUILD_DIR/synthetic-${SIZE_MB}MB-seed${SEED}.ctf
+
+echo "== determinism: two 16 MB traces with seed $SEED must be byte-identical"
+"$gen" "$BUILD_DIR/det-a.ctf" 16 "$SEED" > /dev/null
+"$gen" "$BUILD_DIR/det-b.ctf" 16 "$SEED" > /dev/null
+ha=$(sha256sum < "$BUILD_DIR/det-a.ctf" | cut -d' ' -f1)
+hb=$(sha256sum < "$BUILD_DIR/det-b.ctf" | cut -d' ' -f1)
+rm -f "$BUILD_DIR/det-a.ctf" "$BUILD_DIR/det-b.ctf"
+if [ "$ha" = "$hb" ]; then det="yes ($ha)"; else det="NO ($ha vs $hb)"; fi
+echo "  identical: $det"
+
+echo "== synthetic trace $trace"
+if [ ! -f "$trace" ]; then
+    "$gen" "$trace.tmp" "$SIZE_MB" "$SEED" | tee "$logdir/gen_trace.txt"
+    mv "$trace.tmp" "$trace"
+else
+    echo "  (exists, not regenerated; delete it to regenerate and re-verify)"
+fi
+
+echo "== bench_decode (synthetic trace)"
+"$dec" "$trace" "$REPS" | tee "$logdir/decode.txt"
+echo "== bench_decode (corpus $(basename "$DUMP_TRACE"), small: for comparison)"
+"$dec" "$DUMP_TRACE" "$REPS" | tee "$logdir/decode_ref.txt"
+
+echo "== bench_write ($WRITE_EVENTS events)"
+"$wr" "$BUILD_DIR/bench_write.ctf" "$WRITE_EVENTS" | tee "$logdir/write.txt"
+rm -f "$BUILD_DIR/bench_write.ctf"
+"$wr" - "$WRITE_EVENTS" | tee "$logdir/write_sink.txt"
+
+echo "== bench_dump.sh"
+"$root/bench/bench_dump.sh" "$cli" "$DUMP_TRACE" "$trace" "$dec" | tee "$logdir/dump.txt"
+
+# ---- summary ----------------------------------------------------------------
+get() { sed -n "s/^RESULT $2 //p" "$logdir/$1" | tail -n 1; }
+echo
+echo "== summary (MB = 10^6 bytes; page cache warm, nothing dropped; $(nproc) cores)"
+printf '%-52s %s\n' "generator output deterministic" "$det"
+printf '%-52s %s bytes, %s events, %s B/event\n' "synthetic trace" \
+    "$(get decode.txt bytes)" "$(get decode.txt events)" \
+    "$(awk -v b="$(get decode.txt bytes)" -v e="$(get decode.txt events)" 'BEGIN { printf "%.2f", b / e }')"
+for f in decode.txt decode_ref.txt; do
+    label=synthetic; [ "$f" = decode_ref.txt ] && label=$(basename "$DUMP_TRACE")
+    printf '%-52s %8s MB/s\n' "read() pass, $label" "$(get $f read_MBps)"
+    printf '%-52s %8s MB/s %8s Mev/s  %5sx read\n' "full decode, $label" \
+        "$(get $f full_MBps)" "$(get $f full_Meps)" "$(get $f full_x_read)"
+    printf '%-52s %8s MB/s %8s Mev/s  %5sx read\n' "skip_backtraces decode, $label" \
+        "$(get $f skip_MBps)" "$(get $f skip_Meps)" "$(get $f skip_x_read)"
+done
+printf '%-52s %8s MB/s %8s Mev/s\n' "write, to file" "$(get write.txt write_MBps)" "$(get write.txt write_Meps)"
+printf '%-52s %8s MB/s %8s Mev/s\n' "write, counting sink (no I/O)" "$(get write_sink.txt write_MBps)" "$(get write_sink.txt write_Meps)"
+printf '%-52s %s s (%s MB/s of text, %s bytes)\n' "memtrace dump $(basename "$DUMP_TRACE") | wc -c" \
+    "$(get dump.txt dump_median_s)" "$(get dump.txt dump_MBps)" "$(get dump.txt dump_bytes)"
+printf '%-52s %s s\n' "head -c N /dev/zero | wc -c" "$(get dump.txt head_median_s)"
+printf '%-52s %sx\n' "dump / head" "$(get dump.txt dump_x_head)"
+printf '%-52s %s KiB (partial run: %s)\n' "peak RSS memtrace dump, synthetic trace" \
+    "$(get dump.txt dump_big_rss_kib)" "$(get dump.txt dump_big_partial)"
+printf '%-52s %s KiB\n' "peak RSS bench_decode full decode, synthetic trace" "$(get dump.txt decode_big_rss_kib)"
+echo "logs: $logdir"

@@ -1,0 +1,46 @@
+/*
+ * cli.h - what the memtrace command's pieces share: the subcommand table,
+ * exit codes, and small helpers for messages and option parsing.
+ */
+#ifndef MT_CLI_H
+#define MT_CLI_H
+
+#include <stdio.h>
+
+#include "memtrace/memtrace.h"
+
+/* Exit statuses of every subcommand. */
+enum {
+    EXIT_OK = 0,
+    EXIT_DATA = 1,      /* bad trace, I/O error: the work could not be done */
+    EXIT_USAGE = 2      /* bad command line                                  */
+};
+
+typedef struct cli_command {
+    const char *name;
+    const char *summary;
+    int (*run)(int argc, char **argv);
+    void (*usage)(FILE *out);
+} cli_command;
+
+int cmd_dump(int argc, char **argv);
+void usage_dump(FILE *out);
+int cmd_copy(int argc, char **argv);
+void usage_copy(FILE *out);
+
+/* "memtrace CMD: " + message + newline on stderr. */
+void cli_error(const char *cmd, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Usage error: message, a hint to --help, returns EXIT_USAGE. */
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* True if arg is -h or --help. */
+int cli_is_help(const char *arg);
+
+/* Diagnostics callback that prints the reader's message on stderr. */
+void cli_print_diag(void *ctx, mt_diag_kind kind, uint64_t offset,
+                    const char *message);
+
+#endif /* MT_CLI_H */

@@ -1,0 +1,99 @@
+/*
+ * main.c - the memtrace command: dispatches to one subcommand per file
+ * (cmd_*.c) and holds the helpers they share.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+static const cli_command commands[] = {
+    {"dump", "print every event of a trace, one per line", cmd_dump, usage_dump},
+    {"copy", "re-encode a trace (optionally as format v003)", cmd_copy, usage_copy},
+};
+#define NCOMMANDS (sizeof commands / sizeof commands[0])
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "Usage: memtrace COMMAND [OPTIONS] ARGS...\n"
+            "\n"
+            "Read, write and analyse memtrace traces (sampled allocations with\n"
+            "backtraces, format versions 1, 2 and 3).\n"
+            "\n"
+            "Commands:\n");
+    for (size_t i = 0; i < NCOMMANDS; i++)
+        fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    fprintf(out,
+            "\n"
+            "Run 'memtrace COMMAND --help' for a command's options.\n"
+            "Exit status: 0 success, 1 bad trace or I/O error, 2 bad usage.\n");
+}
+
+void cli_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    fflush(stdout);
+    fprintf(stderr, "memtrace %s: ", cmd);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "memtrace %s: ", cmd);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\nTry 'memtrace %s --help'.\n", cmd);
+    return EXIT_USAGE;
+}
+
+int cli_is_help(const char *arg)
+{
+    return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0;
+}
+
+void cli_print_diag(void *ctx, mt_diag_kind kind, uint64_t offset,
+                    const char *message)
+{
+    (void)ctx;
+    (void)kind;
+    (void)offset;
+    fprintf(stderr, "%s\n", message);
+    fflush(stderr);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    const char *name = argv[1];
+    if (cli_is_help(name) || strcmp(name, "help") == 0) {
+        if (argc > 2 && strcmp(name, "help") == 0) {
+            for (size_t i = 0; i < NCOMMANDS; i++)
+                if (strcmp(commands[i].name, argv[2]) == 0) {
+                    commands[i].usage(stdout);
+                    return EXIT_OK;
+                }
+        }
+        usage(stdout);
+        return EXIT_OK;
+    }
+    if (strcmp(name, "--version") == 0) {
+        printf("memtrace %s\n", mt_version());
+        return EXIT_OK;
+    }
+    for (size_t i = 0; i < NCOMMANDS; i++)
+        if (strcmp(commands[i].name, name) == 0)
+            return commands[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "memtrace: unknown command '%s'\n", name);
+    usage(stderr);
+    return EXIT_USAGE;
+}

@@ -1,0 +1,158 @@
+/*
+ * backtrace.h - the backtrace codec (spec 6): a 2^14-bucket cache of
+ * location codes with per-bucket predictions. The writer side encodes a
+ * callstack into codewords; the reader side mirrors the cache to decode them.
+ *
+ * The reader's decode loop is static inline here because it is the hottest
+ * code of the project: it runs once per allocation event.
+ */
+#ifndef MT_BACKTRACE_H
+#define MT_BACKTRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "codec/wire.h"
+
+#define MT_BT_BUCKETS 16384
+#define MT_BT_MASK (MT_BT_BUCKETS - 1)
+#define MT_BT_MAX_LENGTH 4096   /* byte budget of one encoded backtrace      */
+#define MT_BT_MAX_CODEWORD 10   /* largest codeword: u16 + u64               */
+#define MT_BT_MAX_MISSES 512    /* > the most misses one encoding can emit   */
+#define MT_VERIFY_NONE 0xFFFF   /* dummy verifier index                      */
+#define MT_VERIFY_FIRST 4242
+#define MT_VERIFY_STEP 5413
+
+static inline unsigned mt_bt_hash1(uint64_t x) { return (unsigned)((x * 0x4983723u) >> 11) & MT_BT_MASK; }
+static inline unsigned mt_bt_hash2(uint64_t x) { return (unsigned)((x * 0xFDEA731u) >> 21) & MT_BT_MASK; }
+
+/* ---- writer ----------------------------------------------------------- */
+
+typedef struct mt_btw {
+    uint64_t value[MT_BT_BUCKETS];
+    int64_t date[MT_BT_BUCKETS];
+    uint16_t next[MT_BT_BUCKETS];
+    unsigned verify_ix;
+} mt_btw;
+
+void mt_btw_init(mt_btw *w);
+
+/* Encode cs[hi], cs[hi-1], ..., cs[0] (cs is callee first; hi may be -1)
+ * at out for allocation `id`; out must have room for MT_BT_MAX_LENGTH bytes.
+ * Codes that missed the cache are appended to misses[] (capacity
+ * MT_BT_MAX_MISSES). Returns the number of codewords (*len gets the bytes
+ * written), or -1 for a code that is 0 or not in canonical 63-bit form. */
+int mt_btw_encode(mt_btw *w, const uint64_t *cs, long hi, int64_t id,
+                  uint8_t *out, size_t *len, uint64_t *misses, size_t *nmisses);
+
+/* Next verifier triple for an events packet header (spec 6.7). */
+void mt_btw_verifier(mt_btw *w, uint16_t *ix, uint16_t *pred, uint64_t *val);
+
+/* ---- reader ----------------------------------------------------------- */
+
+typedef struct mt_btr {
+    uint64_t loc[MT_BT_BUCKETS];
+    uint16_t pred[MT_BT_BUCKETS];
+} mt_btr;
+
+/* Check a header's verifier against the cache: 1 = ok. */
+static inline int mt_btr_verify(const mt_btr *r, unsigned ix, unsigned pred,
+                                uint64_t val)
+{
+    if (ix == MT_VERIFY_NONE)
+        return 1;
+    return ix < MT_BT_BUCKETS && r->pred[ix] == pred && r->loc[ix] == mt_canon(val);
+}
+
+/* Growable frame buffer (the reader's "previous backtrace"). */
+typedef struct mt_frames {
+    uint64_t *v;
+    size_t len;     /* frames of the current backtrace                        */
+    size_t cap;
+    size_t limit;   /* most frames ever allowed (bounds memory on bad input) */
+} mt_frames;
+
+/* Make room for at least `need` frames; 0 ok, -1 over limit or no memory. */
+int mt_frames_reserve(mt_frames *f, size_t need);
+
+/* Decode n codewords at *pp, writing frames to f->v from index `at` on.
+ * Input bounds: when `end` is NULL the caller has checked that
+ * n * MT_BT_MAX_CODEWORD bytes are readable; otherwise every codeword is
+ * checked against end. Returns the index one past the last frame written,
+ * -1 when the frame buffer cannot grow, -2 on input overrun. */
+static inline long mt_btr_decode(mt_btr *restrict r, const uint8_t **pp,
+                                 const uint8_t *end, unsigned n,
+                                 mt_frames *f, size_t at)
+{
+    const uint8_t *p = *pp;
+    uint64_t *restrict loc = r->loc;
+    uint16_t *restrict pred = r->pred;
+    uint64_t *out = f->v;
+    size_t cap = f->cap;
+    unsigned prev = 0;
+    size_t len = at;
+    for (unsigned i = 0; i < n; i++) {
+        if (cap - len < 256) {          /* one codeword adds <= 256 frames */
+            if (mt_frames_reserve(f, len + 256) < 0)
+                return -1;
+            out = f->v;
+            cap = f->cap;
+        }
+        if (end && end - p < 2)
+            return -2;
+        unsigned w = mt_ld16(p);
+        unsigned b = w >> 2;
+        pred[prev] = (uint16_t)b;
+        p += 2;
+        switch (w & 3) {
+        case 0:
+            out[len++] = loc[b];
+            prev = b;
+            break;
+        case 3:
+            if (end && end - p < 8)
+                return -2;
+            loc[b] = mt_canon(mt_ld64(p));
+            p += 8;
+            out[len++] = loc[b];
+            prev = b;
+            break;
+        default: {
+            unsigned k = 1;
+            if ((w & 3) == 2) {
+                if (end && end - p < 1)
+                    return -2;
+                k = *p++;
+            }
+            out[len++] = loc[b];
+            prev = b;
+            while (k--) {
+                prev = pred[prev];
+                out[len++] = loc[prev];
+            }
+            break;
+        }
+        }
+    }
+    *pp = p;
+    return (long)len;
+}
+
+/* Skip n codewords without touching the cache (spec 6.6). Returns 0, or -2
+ * when they run past end. */
+static inline int mt_btr_skip(const uint8_t **pp, const uint8_t *end, unsigned n)
+{
+    const uint8_t *p = *pp;
+    for (unsigned i = 0; i < n; i++) {
+        if (end - p < 2)
+            return -2;
+        unsigned tag = mt_ld16(p) & 3;
+        p += 2 + (tag == 2 ? 1 : tag == 3 ? 8 : 0);
+    }
+    if (p > end)
+        return -2;
+    *pp = p;
+    return 0;
+}
+
+#endif /* MT_BACKTRACE_H */

@@ -1,0 +1,675 @@
+/*
+ * reader.c - the streaming trace reader (spec 9): packet iteration with the
+ * reference's tolerance rules (out-of-order, foreign-pid and truncated
+ * packets are skipped and reported), event decoding, location events, and
+ * per-domain codec state for v003.
+ *
+ * Input is read in chunks into one buffer that always keeps SLACK readable
+ * bytes after the valid data. A packet's content is decoded in place, so an
+ * event's fixed fields can be read without bounds checks and the event is
+ * checked once, after decoding, against the packet end. Memory is bounded by
+ * the buffer, the codec state and the location table.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "codec/backtrace.h"
+#include "codec/location.h"
+#include "codec/wire.h"
+#include "memtrace/memtrace.h"
+#include "trace/loctable.h"
+#include "trace/packet.h"
+
+#define CHUNK (256 * 1024)         /* bytes asked of read() at a time       */
+#define SLACK 128                  /* readable bytes kept after valid data  */
+#define BUF_DATA (CHUNK + 2 * MT_MAX_PACKET)
+#define MAX_DOMAINS 128            /* v003 domains one trace may use        */
+#define MAX_FRAMES (1u << 20)      /* longest backtrace accepted            */
+
+typedef struct domain_state {
+    unsigned id;
+    int64_t last_ts;
+    mt_btr bt;
+    mt_locr mtf;
+    mt_frames last;                /* previous backtrace, caller first      */
+} domain_state;
+
+struct mt_reader {
+    /* options */
+    int skip_bt;
+    mt_diag_fn diag;
+    void *diag_ctx;
+
+    /* input */
+    int fd, own_fd;
+    const uint8_t *mem;
+    size_t mem_size, mem_pos;
+    int opened, eof;
+    uint8_t *buf;                  /* BUF_DATA + SLACK bytes, zeroed        */
+    size_t lo, hi;                 /* unconsumed valid data: buf[lo, hi)    */
+    uint64_t buf_off;              /* file offset of buf[0]                 */
+
+    /* status */
+    int status;
+    char err[512];
+
+    /* trace */
+    mt_trace_info info;
+    unsigned max_version;          /* 2: v1/v2 trace, 3: v003 trace         */
+
+    /* the packet being decoded */
+    const uint8_t *p, *pend;
+    int in_packet;
+    uint64_t pkt_off;
+    int64_t tb, te, id_end;
+    int64_t alloc_id;
+    domain_state *cur;
+
+    domain_state *doms[MAX_DOMAINS];
+    unsigned ndoms;
+    mt_loctable locs;
+    mt_location scratch[256];
+};
+
+static int fail(mt_reader *r, int status, uint64_t off, const char *fmt, ...)
+{
+    char msg[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    snprintf(r->err, sizeof r->err, "offset %llu: %s",
+             (unsigned long long)off, msg);
+    r->status = status;
+    return status;
+}
+
+static uint64_t off_of(const mt_reader *r, const uint8_t *p)
+{
+    return r->buf_off + (uint64_t)(p - r->buf);
+}
+
+/* ---- input ------------------------------------------------------------ */
+
+/* Make n bytes (n <= MT_MAX_PACKET + CHUNK) available contiguously at
+ * buf + lo. Returns how many are available (fewer only at end of input),
+ * or -1 on a read error. */
+static long ensure(mt_reader *r, size_t n)
+{
+    if (r->hi - r->lo >= n)
+        return (long)n;
+    if (r->lo + n > BUF_DATA) {
+        memmove(r->buf, r->buf + r->lo, r->hi - r->lo);
+        r->buf_off += r->lo;
+        r->hi -= r->lo;
+        r->lo = 0;
+    }
+    while (r->hi - r->lo < n && !r->eof) {
+        size_t room = BUF_DATA - r->hi;
+        size_t want = room < CHUNK ? room : CHUNK;
+        if (want < n - (r->hi - r->lo))
+            want = room;
+        ssize_t got;
+        if (r->mem) {
+            size_t left = r->mem_size - r->mem_pos;
+            got = (ssize_t)(left < want ? left : want);
+            memcpy(r->buf + r->hi, r->mem + r->mem_pos, (size_t)got);
+            r->mem_pos += (size_t)got;
+        } else {
+            got = read(r->fd, r->buf + r->hi, want);
+            if (got < 0) {
+                if (errno == EINTR)
+                    continue;
+                fail(r, MT_ERR_IO, off_of(r, r->buf + r->hi), "read error: %s",
+                     strerror(errno));
+                return -1;
+            }
+        }
+        if (got == 0)
+            r->eof = 1;
+        r->hi += (size_t)got;
+    }
+    /* Zero the slack after the data so over-reads see defined bytes. */
+    memset(r->buf + r->hi, 0, SLACK);
+    size_t have = r->hi - r->lo;
+    return (long)(have < n ? have : n);
+}
+
+/* Consume up to n bytes; returns how many there were. */
+static uint64_t discard(mt_reader *r, uint64_t n)
+{
+    uint64_t done = 0;
+    while (done < n) {
+        uint64_t want = n - done;
+        long got = ensure(r, want < CHUNK ? (size_t)want : CHUNK);
+        if (got <= 0)
+            break;
+        r->lo += (size_t)got;
+        done += (uint64_t)got;
+    }
+    return done;
+}
+
+/* ---- domains ---------------------------------------------------------- */
+
+static domain_state *domain(mt_reader *r, unsigned id)
+{
+    for (unsigned i = 0; i < r->ndoms; i++)
+        if (r->doms[i]->id == id)
+            return r->doms[i];
+    if (r->ndoms == MAX_DOMAINS)
+        return NULL;
+    domain_state *d = calloc(1, sizeof *d);
+    if (!d)
+        return NULL;
+    d->id = id;
+    d->last_ts = r->info.start_time;
+    mt_locr_init(&d->mtf);
+    d->last.limit = MAX_FRAMES;
+    r->doms[r->ndoms++] = d;
+    return d;
+}
+
+/* ---- trace info ------------------------------------------------------- */
+
+static const char *get_string(mt_reader *r, const uint8_t **pp,
+                              const uint8_t *end)
+{
+    const uint8_t *p = *pp;
+    const uint8_t *z = p < end ? memchr(p, 0, (size_t)(end - p)) : NULL;
+    if (!z)
+        return NULL;
+    *pp = z + 1;
+    const char *s = mt_loctable_intern(&r->locs, (const char *)p,
+                                       (size_t)(z - p));
+    return s;
+}
+
+/* Read and validate a packet header at buf + lo; on success *h is filled
+ * and lo is advanced past it. verify: check the cache verifier (v2). */
+static int read_header(mt_reader *r, mt_header *h, int *at_eof, int verify)
+{
+    uint64_t off = r->buf_off + r->lo;
+    long got = ensure(r, 30);
+    if (got < 0)
+        return r->status;
+    if (got == 0 && at_eof) {
+        *at_eof = 1;
+        return MT_EOF;
+    }
+    unsigned hsize = MT_HEADER_V2;
+    if (got >= 30)
+        hsize = mt_header_size(mt_ld16(r->buf + r->lo + 28));
+    if (got >= 30)
+        got = ensure(r, hsize);
+    if (got < 0)
+        return r->status;
+    if ((size_t)got < hsize)
+        return fail(r, MT_ERR_TRUNCATED, off,
+                    "file ends inside a packet header (%ld of %u bytes)",
+                    got, hsize);
+    mt_header_parse(h, r->buf + r->lo);
+    if (verify && r->max_version < 3 && !r->skip_bt &&
+        !mt_btr_verify(&r->doms[0]->bt, h->verify_ix, h->verify_pred,
+                       h->verify_val))
+        return fail(r, MT_ERR_FORMAT, off, "malformed trace: cache verification");
+    char buf[80];
+    const char *bad = mt_header_check(h, r->max_version, buf, sizeof buf);
+    if (bad)
+        return fail(r, MT_ERR_FORMAT, off, "malformed trace: %s", bad);
+    if (h->size_bits / 8 < hsize)
+        return fail(r, MT_ERR_FORMAT, off,
+                    "malformed trace: packet size %u bytes is smaller than "
+                    "its %u-byte header", h->size_bits / 8, hsize);
+    r->lo += hsize;
+    return 0;
+}
+
+static int read_info(mt_reader *r)
+{
+    mt_header h;
+    long got = ensure(r, 30);
+    if (got < 0)
+        return r->status;
+    if (got == 0)
+        return fail(r, MT_ERR_TRUNCATED, 0, "empty file: not a memtrace trace");
+    if (got >= 30 && mt_ld16(r->buf + r->lo + 28) == 3)
+        r->max_version = 3;
+    int st = read_header(r, &h, NULL, 0);
+    if (st)
+        return st;
+    size_t content = h.size_bits / 8 - h.header_size;
+    got = content <= MT_MAX_PACKET ? ensure(r, content) : 0;
+    if (got < 0)
+        return r->status;
+    if ((size_t)got < content)
+        return fail(r, MT_ERR_FORMAT, h.header_size,
+                    "malformed trace: trace info packet size");
+    const uint8_t *p = r->buf + r->lo, *end = p + content;
+    uint64_t off = h.header_size;
+    if (content < 4 || mt_ld32(p) >> 25 != MT_EV_INFO)
+        return fail(r, MT_ERR_FORMAT, off, "malformed trace: trace info packet code");
+    uint64_t t = (h.time_begin & ~(uint64_t)MT_TIME_MASK) + (mt_ld32(p) & MT_TIME_MASK);
+    if ((mt_ld32(p) & MT_TIME_MASK) < (h.time_begin & MT_TIME_MASK))
+        t += (uint64_t)1 << MT_TIME_BITS;
+    if (t != h.time_begin)
+        return fail(r, MT_ERR_FORMAT, off, "malformed trace: trace info packet time");
+    p += 4;
+    mt_trace_info *info = &r->info;
+    const char *trunc = "malformed trace: trace info event is cut short";
+    if (end - p < 9)
+        return fail(r, MT_ERR_TRUNCATED, off, "%s", trunc);
+    uint64_t bits = mt_ld64(p);
+    memcpy(&info->sample_rate, &bits, 8);
+    info->word_size = p[8];
+    p += 9;
+    if (!(info->executable_name = get_string(r, &p, end)) ||
+        !(info->host_name = get_string(r, &p, end)) ||
+        !(info->runtime_params = get_string(r, &p, end)))
+        return fail(r, MT_ERR_TRUNCATED, off, "%s", trunc);
+    if (end - p < 8)
+        return fail(r, MT_ERR_TRUNCATED, off, "%s", trunc);
+    info->pid = (int64_t)mt_ld64(p);
+    p += 8;
+    info->context = NULL;
+    if (h.version >= 2) {
+        const char *ctx = get_string(r, &p, end);
+        if (!ctx)
+            return fail(r, MT_ERR_TRUNCATED, off, "%s", trunc);
+        info->context = *ctx ? ctx : NULL;
+    }
+    if (p != end)
+        return fail(r, MT_ERR_FORMAT, off, "malformed trace: trace info packet done");
+    info->start_time = (int64_t)h.time_begin;
+    info->format_version = h.version;
+    info->initial_domain = h.domain;
+    r->lo += content;
+    r->alloc_id = 0;
+    if (!domain(r, 0))
+        return fail(r, MT_ERR_NOMEM, 0, "out of memory");
+    r->cur = r->doms[0];
+    return 0;
+}
+
+/* ---- packets ---------------------------------------------------------- */
+
+static void diag(mt_reader *r, mt_diag_kind kind, uint64_t off,
+                 const char *fmt, ...)
+{
+    if (!r->diag)
+        return;
+    char msg[200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    r->diag(r->diag_ctx, kind, off, msg);
+}
+
+/* Advance to the next packet that is to be decoded (spec 9.2 / 9.6). */
+static int next_packet(mt_reader *r)
+{
+    for (;;) {
+        mt_header h;
+        int at_eof = 0;
+        uint64_t off = r->buf_off + r->lo;
+        int st = read_header(r, &h, &at_eof, 1);
+        if (st)
+            return st;
+        uint64_t content = h.size_bits / 8 - h.header_size;
+        long got = content <= MT_MAX_PACKET ? ensure(r, (size_t)content) : 0;
+        if (got < 0)
+            return r->status;
+        int complete = (uint64_t)got == content;
+        int64_t aib = (int64_t)h.alloc_id_begin, aie = (int64_t)h.alloc_id_end;
+        domain_state *d = r->max_version < 3 ? r->doms[0] : NULL;
+        if (d && !(d->last_ts <= (int64_t)h.time_begin && r->alloc_id == aib)) {
+            diag(r, MT_DIAG_OUT_OF_ORDER, off, "skipping bad packet at id %lld %lld-%lld",
+                 (long long)r->alloc_id, (long long)aib, (long long)aie);
+        } else if ((int64_t)h.pid != r->info.pid) {
+            diag(r, MT_DIAG_WRONG_PID, off,
+                 "skipping bad packet (wrong pid: %lld, but tracing %lld)",
+                 (long long)h.pid, (long long)r->info.pid);
+        } else if (!complete && (content <= MT_MAX_PACKET ||
+                                 discard(r, content) < content)) {
+            diag(r, MT_DIAG_TRUNCATED, off, "skipping truncated packet");
+            r->lo = r->hi;
+            continue;
+        } else if (!complete) {
+            return fail(r, MT_ERR_UNSUPPORTED, off,
+                        "packet of %llu bytes exceeds the format's %u-byte maximum",
+                        (unsigned long long)(content + h.header_size), MT_MAX_PACKET);
+        } else {
+            if (!d) {
+                d = domain(r, h.domain);
+                if (!d)
+                    return fail(r, MT_ERR_UNSUPPORTED, off,
+                                "more than %u domains (or out of memory)", MAX_DOMAINS);
+                if (!r->skip_bt && !mt_btr_verify(&d->bt, h.verify_ix,
+                                                  h.verify_pred, h.verify_val))
+                    return fail(r, MT_ERR_FORMAT, off,
+                                "malformed trace: cache verification");
+                r->alloc_id = aib;
+            }
+            r->cur = d;
+            r->p = r->buf + r->lo;
+            r->pend = r->p + content;
+            r->lo += (size_t)content;
+            r->pkt_off = off;
+            r->tb = (int64_t)h.time_begin;
+            r->te = (int64_t)h.time_end;
+            r->id_end = aie;
+            r->in_packet = 1;
+            return 0;
+        }
+        /* skipped: consume what there is of its content */
+        if (complete)
+            r->lo += (size_t)content;
+        else if (content <= MT_MAX_PACKET)
+            r->lo += (size_t)got;
+        else
+            discard(r, content);
+    }
+}
+
+/* ---- events ----------------------------------------------------------- */
+
+static int read_location(mt_reader *r, const uint8_t **pp)
+{
+    const uint8_t *p = *pp, *end = r->pend;
+    uint64_t off = off_of(r, p);
+    if (end - p < 9)
+        return fail(r, MT_ERR_TRUNCATED, off,
+                    "malformed trace: location event runs past its packet");
+    uint64_t code = mt_canon(mt_ld64(p));
+    unsigned n = p[8];
+    p += 9;
+    mt_locr *mtf = &r->cur->mtf;
+    for (unsigned i = 0; i < n; i++) {
+        if (end - p < 6)
+            return fail(r, MT_ERR_TRUNCATED, off,
+                        "malformed trace: location event runs past its packet");
+        uint64_t packed = mt_ld32(p) | (uint64_t)mt_ld16(p + 4) << 32;
+        p += 6;
+        unsigned fcode = (unsigned)(packed >> 38) & 31;
+        unsigned dcode = (unsigned)(packed >> 43) & 31;
+        const char *fnew = NULL, *dnew = NULL, *def;
+        if (fcode == MT_MTF_NEW && !(fnew = get_string(r, &p, end)))
+            return fail(r, MT_ERR_TRUNCATED, off,
+                        "malformed trace: location file name runs past its packet");
+        if (dcode == MT_MTF_NEW && !(dnew = get_string(r, &p, end)))
+            return fail(r, MT_ERR_TRUNCATED, off,
+                        "malformed trace: location function name runs past its packet");
+        unsigned slot;
+        if (mt_locr_file(mtf, fcode, fnew, &slot) ||
+            mt_locr_def(mtf, slot, dcode, dnew, &def))
+            return fail(r, MT_ERR_FORMAT, off,
+                        "malformed trace: location of code %lld names an empty "
+                        "move-to-front slot", (long long)code);
+        mt_location *l = &r->scratch[i];
+        l->filename = mtf->file[slot];
+        l->function = def;
+        l->line = (int)(packed & MT_LINE_MAX);
+        l->start_char = (int)(packed >> 20) & MT_START_MAX;
+        l->end_char = (int)(packed >> 28) & MT_END_MAX;
+    }
+    int st = mt_loctable_define(&r->locs, code, r->scratch, n);
+    if (st == -1)
+        return fail(r, MT_ERR_FORMAT, off, "malformed trace: consistent location info");
+    if (st == -2)
+        return fail(r, MT_ERR_NOMEM, off, "out of memory");
+    *pp = p;
+    return 0;
+}
+
+/* Decode the backtrace of an alloc at *pp into ev. */
+static int read_backtrace(mt_reader *r, const uint8_t **pp, unsigned ncw,
+                          int64_t prefix, mt_event *ev, uint64_t off)
+{
+    if (r->skip_bt) {
+        if (mt_btr_skip(pp, r->pend, ncw))
+            return fail(r, MT_ERR_TRUNCATED, off,
+                        "malformed trace: backtrace runs past its packet");
+        ev->backtrace = NULL;
+        ev->backtrace_len = 0;
+        return 0;
+    }
+    mt_frames *f = &r->cur->last;
+    if (prefix < 0)
+        return fail(r, MT_ERR_FORMAT, off,
+                    "malformed trace: negative common prefix %lld", (long long)prefix);
+    int stale = (uint64_t)prefix > f->len;
+    size_t at = stale ? f->len : (size_t)prefix;
+    const uint8_t *end = (size_t)(r->pend - *pp) >= (size_t)ncw * MT_BT_MAX_CODEWORD
+                             ? NULL : r->pend;
+    long len = mt_btr_decode(&r->cur->bt, pp, end, ncw, f, at);
+    if (len < 0)
+        return len == -2
+                   ? fail(r, MT_ERR_TRUNCATED, off,
+                          "malformed trace: backtrace runs past its packet")
+                   : fail(r, MT_ERR_UNSUPPORTED, off,
+                          "backtrace longer than %u frames (or out of memory)",
+                          MAX_FRAMES);
+    if (!stale)
+        f->len = (size_t)len;
+    ev->backtrace = f->v;
+    ev->backtrace_len = f->len;
+    return 0;
+}
+
+int mt_reader_next(mt_reader *r, mt_event *ev)
+{
+    if (!r || !ev)
+        return MT_ERR_ARG;
+    if (r->status)
+        return r->status;
+    if (!r->opened)
+        return r->status = MT_ERR_ARG;
+    for (;;) {
+        const uint8_t *p = r->p;
+        if (p >= r->pend) {
+            if (r->in_packet) {
+                r->in_packet = 0;
+                if (r->id_end != r->alloc_id)
+                    return fail(r, MT_ERR_FORMAT, r->pkt_off,
+                                "malformed trace: alloc id sync");
+            }
+            int st = next_packet(r);
+            if (st)
+                return r->status = st;
+            continue;
+        }
+        uint64_t off = off_of(r, p);
+        uint32_t word = mt_ld32(p);
+        uint64_t tb = (uint64_t)r->tb;
+        uint64_t low = word & MT_TIME_MASK;
+        uint64_t t = (tb & ~(uint64_t)MT_TIME_MASK) + low;
+        if (low < (tb & MT_TIME_MASK))
+            t += (uint64_t)1 << MT_TIME_BITS;
+        if ((int64_t)t < r->tb || (int64_t)t > r->te)
+            return fail(r, MT_ERR_FORMAT, off, "malformed trace: time in packet bounds");
+        domain_state *d = r->cur;
+        if ((int64_t)t < d->last_ts)
+            return fail(r, MT_ERR_FORMAT, off, "malformed trace: monotone timestamps");
+        d->last_ts = (int64_t)t;
+        unsigned code = word >> 25;
+        const uint8_t *q = p + 4;
+        int64_t prefix, delta;
+        unsigned ncw;
+        ev->time = (int64_t)t;
+        ev->domain = (int)d->id;
+        if (code > MT_EV_SHORT_BASE && code <= MT_EV_SHORT_BASE + 16) {
+            q = mt_get_vint(q, &prefix);
+            ncw = *q++;
+            ev->length = code - MT_EV_SHORT_BASE;
+            ev->nsamples = 1;
+            ev->source = MT_SOURCE_MINOR;
+        } else if (code == MT_EV_ALLOC) {
+            q = mt_get_vint(q, &ev->length);
+            q = mt_get_vint(q, &ev->nsamples);
+            unsigned src = *q++;
+            q = mt_get_vint(q, &prefix);
+            ncw = mt_ld16(q);
+            q += 2;
+            if (q <= r->pend && src > MT_SOURCE_EXTERNAL)
+                return fail(r, MT_ERR_FORMAT, off, "malformed trace: source");
+            ev->source = (mt_source)src;
+        } else if (code == MT_EV_PROMOTE || code == MT_EV_COLLECT) {
+            q = mt_get_vint(q, &delta);
+            if (q > r->pend)
+                return fail(r, MT_ERR_TRUNCATED, off,
+                            "malformed trace: event runs past its packet");
+            if (delta < 0 && (code == MT_EV_PROMOTE || r->max_version < 3))
+                return fail(r, MT_ERR_FORMAT, off, code == MT_EV_PROMOTE
+                            ? "malformed trace: promote id sync"
+                            : "malformed trace: collect id sync");
+            r->p = q;
+            ev->kind = code == MT_EV_PROMOTE ? MT_EVENT_PROMOTE : MT_EVENT_COLLECT;
+            ev->id = (int64_t)((uint64_t)r->alloc_id - 1 - (uint64_t)delta);
+            ev->backtrace = NULL;
+            ev->backtrace_len = 0;
+            return 0;
+        } else if (code == MT_EV_LOCATION) {
+            if (read_location(r, &q))
+                return r->status;
+            r->p = q;
+            continue;
+        } else if (code == MT_EV_INFO) {
+            return fail(r, MT_ERR_FORMAT, off,
+                        "malformed trace: Multiple trace-info events present");
+        } else {
+            return fail(r, MT_ERR_FORMAT, off, "malformed trace: Unknown event code %u",
+                        code);
+        }
+        /* an allocation */
+        if (q > r->pend)
+            return fail(r, MT_ERR_TRUNCATED, off,
+                        "malformed trace: event runs past its packet");
+        if (read_backtrace(r, &q, ncw, prefix, ev, off))
+            return r->status;
+        r->p = q;
+        ev->kind = MT_EVENT_ALLOC;
+        ev->id = r->alloc_id++;
+        ev->common_prefix = prefix;
+        return 0;
+    }
+}
+
+/* ---- public ----------------------------------------------------------- */
+
+mt_reader *mt_reader_create(const mt_reader_options *opt)
+{
+    mt_reader *r = calloc(1, sizeof *r);
+    if (!r)
+        return NULL;
+    r->buf = calloc(1, BUF_DATA + SLACK);
+    if (!r->buf) {
+        free(r);
+        return NULL;
+    }
+    if (opt) {
+        r->skip_bt = opt->skip_backtraces;
+        r->diag = opt->diag;
+        r->diag_ctx = opt->diag_ctx;
+    }
+    r->fd = -1;
+    r->max_version = 2;
+    mt_loctable_init(&r->locs);
+    return r;
+}
+
+static int open_common(mt_reader *r)
+{
+    r->opened = 1;
+    int st = read_info(r);
+    if (st)
+        r->status = st;
+    return st;
+}
+
+int mt_reader_open_file(mt_reader *r, const char *path)
+{
+    if (!r || !path || r->opened)
+        return MT_ERR_ARG;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        r->opened = 1;
+        snprintf(r->err, sizeof r->err, "cannot open %s: %s", path, strerror(errno));
+        return r->status = MT_ERR_IO;
+    }
+    r->fd = fd;
+    r->own_fd = 1;
+#ifdef POSIX_FADV_SEQUENTIAL
+    (void)posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+#endif
+    return open_common(r);
+}
+
+int mt_reader_open_fd(mt_reader *r, int fd)
+{
+    if (!r || fd < 0 || r->opened)
+        return MT_ERR_ARG;
+    r->fd = fd;
+    return open_common(r);
+}
+
+int mt_reader_open_memory(mt_reader *r, const void *data, size_t size)
+{
+    if (!r || (!data && size) || r->opened)
+        return MT_ERR_ARG;
+    static const uint8_t empty[1];
+    r->mem = data ? data : empty;
+    r->mem_size = size;
+    return open_common(r);
+}
+
+const mt_trace_info *mt_reader_info(const mt_reader *r)
+{
+    return r && r->opened && r->doms[0] ? &r->info : NULL;
+}
+
+int mt_reader_locations(mt_reader *r, uint64_t code, const mt_location **locs,
+                        size_t *n)
+{
+    if (!r || !locs || !n)
+        return MT_ERR_ARG;
+    if (mt_loctable_find(&r->locs, mt_canon(code), locs, n) == 0)
+        return MT_OK;
+    *locs = NULL;
+    *n = 0;
+    return MT_ERR_LOCATION;
+}
+
+const char *mt_reader_error(const mt_reader *r)
+{
+    return r ? r->err : "";
+}
+
+uint64_t mt_reader_offset(const mt_reader *r)
+{
+    if (!r)
+        return 0;
+    if (r->in_packet)
+        return off_of(r, r->p);
+    return r->buf_off + r->lo;
+}
+
+void mt_reader_close(mt_reader *r)
+{
+    if (!r)
+        return;
+    if (r->own_fd && r->fd >= 0)
+        close(r->fd);
+    for (unsigned i = 0; i < r->ndoms; i++) {
+        free(r->doms[i]->last.v);
+        free(r->doms[i]);
+    }
+    mt_loctable_free(&r->locs);
+    free(r->buf);
+    free(r);
+}

@@ -1,0 +1,511 @@
+/*
+ * writer.c - the trace writer (spec 8): the trace_info packet, events
+ * packets with their flush policy, location packets for codes the backtrace
+ * codec defines, and the v003 single-domain variant. Its output is byte for
+ * byte what the reference writer produces for the same calls.
+ *
+ * Location bodies are MTF-encoded when a code misses the cache rather than
+ * at flush time: the MTF state sees the same strings in the same order
+ * either way, and encoding at once means the caller's location records need
+ * not outlive the call.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "codec/backtrace.h"
+#include "codec/location.h"
+#include "codec/wire.h"
+#include "memtrace/memtrace.h"
+#include "trace/packet.h"
+
+#define PENDING_MAX 128          /* flush when more locations are pending    */
+#define V3_ID_CHUNK 10000        /* ids a v003 domain writer takes at a time */
+
+struct mt_writer {
+    /* output */
+    mt_sink_fn sink;
+    void *sink_ctx;
+    int fd;                      /* -1 for a sink                            */
+    off_t fd_good;               /* fd: end of the last complete packet      */
+    int fd_seekable;
+    int status;                  /* sticky failure (0 = healthy)             */
+    int finished;                /* mt_writer_finish done                    */
+    int final_status;            /* what mt_writer_finish returned           */
+    char err[256];
+    pid_t pid_at_open;
+    int fork_check;
+
+    /* header fields */
+    unsigned version, header_size;
+    uint16_t domain;
+    uint64_t pid;
+
+    /* codec state */
+    mt_locw loc;
+    mt_btw bt;
+    uint64_t *prev;              /* previous callstack, outermost first      */
+    size_t prev_len, prev_cap;
+    int64_t start_id, next_id, chunk_end;
+    int64_t t_start, t_end;
+
+    /* pending location event bodies, encoded */
+    uint8_t *pend;
+    size_t pend_len, pend_cap;
+    uint32_t *pend_size;
+    size_t npending, pend_size_cap;
+
+    uint64_t misses[MT_BT_MAX_MISSES];
+    uint8_t locpkt[MT_MAX_PACKET];
+    size_t pos;                  /* bytes used in buf                        */
+    uint8_t buf[MT_MAX_PACKET];  /* the events packet being filled           */
+};
+
+static int fail(mt_writer *w, int status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(w->err, sizeof w->err, fmt, ap);
+    va_end(ap);
+    w->status = status;
+    return status;
+}
+
+/* ---- output ----------------------------------------------------------- */
+
+static int fd_sink(void *ctx, const void *data, size_t len)
+{
+    int fd = *(int *)ctx;
+    const uint8_t *p = data;
+    while (len > 0) {
+        ssize_t n = write(fd, p, len);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return errno;
+        }
+        if (n == 0)
+            return EIO;
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+/* Hand one whole packet to the sink. On a file descriptor a failed write
+ * is cut back to the last complete packet, so the file stays readable. */
+static int emit(mt_writer *w, const uint8_t *data, size_t len)
+{
+    int e = w->sink(w->sink_ctx, data, len);
+    if (e == 0) {
+        w->fd_good += (off_t)len;
+        return 0;
+    }
+    if (w->fd >= 0 && w->fd_seekable)
+        (void)!ftruncate(w->fd, w->fd_good);
+    return fail(w, MT_ERR_IO, "write failed at offset %lld: %s",
+                (long long)w->fd_good, strerror(e));
+}
+
+/* ---- packets ---------------------------------------------------------- */
+
+static size_t start_header(mt_writer *w, uint8_t *p, int real_verifier)
+{
+    mt_header h = {0};
+    h.version = (uint16_t)w->version;
+    h.pid = w->pid;
+    h.domain = w->domain;
+    h.verify_ix = MT_VERIFY_NONE;
+    if (real_verifier)
+        mt_btw_verifier(&w->bt, &h.verify_ix, &h.verify_pred, &h.verify_val);
+    return mt_header_write(p, &h);
+}
+
+static void start_events_packet(mt_writer *w, int real_verifier)
+{
+    w->pos = start_header(w, w->buf, real_verifier);
+}
+
+static uint32_t event_word(unsigned code, int64_t time)
+{
+    return (uint32_t)code << 25 | ((uint32_t)time & MT_TIME_MASK);
+}
+
+static int write_location_packets(mt_writer *w)
+{
+    size_t i = 0, off = 0;
+    while (i < w->npending) {
+        size_t pos = start_header(w, w->locpkt, 0);
+        /* The reference's test: more than 4096 bytes free (the 4-byte event
+         * header is not counted). Its writer overflows when 4097..4099 bytes
+         * are left and the body is maximal; we open a new packet instead. */
+        while (i < w->npending && MT_MAX_PACKET - pos > MT_LOC_MAX_LENGTH &&
+               MT_MAX_PACKET - pos >= 4 + w->pend_size[i]) {
+            mt_st32(w->locpkt + pos, event_word(MT_EV_LOCATION, w->t_start));
+            memcpy(w->locpkt + pos + 4, w->pend + off, w->pend_size[i]);
+            pos += 4 + w->pend_size[i];
+            off += w->pend_size[i];
+            i++;
+        }
+        mt_header_patch(w->locpkt, (uint32_t)pos, (uint64_t)w->t_start,
+                        (uint64_t)w->t_start, (uint64_t)w->start_id,
+                        (uint64_t)w->start_id, w->header_size);
+        if (emit(w, w->locpkt, pos))
+            return w->status;
+    }
+    return 0;
+}
+
+/* Spec 8.6: location packets, then the events packet, then reset. */
+static int flush_at(mt_writer *w, int64_t now)
+{
+    if (w->status)
+        return w->status;
+    if (w->fork_check && getpid() != w->pid_at_open)
+        return fail(w, MT_ERR_PID_CHANGED,
+                    "process id changed (fork): writer stopped, nothing written");
+    if (write_location_packets(w))
+        return w->status;
+    mt_header_patch(w->buf, (uint32_t)w->pos, (uint64_t)w->t_start,
+                    (uint64_t)w->t_end, (uint64_t)w->start_id,
+                    (uint64_t)w->next_id, w->header_size);
+    if (emit(w, w->buf, w->pos))
+        return w->status;
+    w->t_start = w->t_end = now;
+    w->npending = 0;
+    w->pend_len = 0;
+    if (w->version >= 3 && w->next_id >= w->chunk_end)
+        w->chunk_end += V3_ID_CHUNK;
+    w->start_id = w->next_id;
+    start_events_packet(w, 1);
+    return 0;
+}
+
+/* Spec 8.4: flush if needed, then write the event header word. */
+static int begin_event(mt_writer *w, int64_t now, unsigned code)
+{
+    if (MT_MAX_PACKET - w->pos < MT_MAX_EVENT || w->npending > PENDING_MAX ||
+        now - w->t_start > MT_PACKET_MAX_TIME ||
+        (w->version >= 3 && w->next_id >= w->chunk_end)) {
+        if (flush_at(w, now))
+            return w->status;
+    }
+    w->t_end = now;
+    mt_st32(w->buf + w->pos, event_word(code, now));
+    w->pos += 4;
+    return 0;
+}
+
+/* ---- locations -------------------------------------------------------- */
+
+static int add_pending(mt_writer *w, uint64_t code, mt_locate_fn locate,
+                       void *ctx)
+{
+    const mt_location *locs = NULL;
+    size_t n = 0;
+    if (locate && locate(ctx, code, &locs, &n) != 0)
+        return fail(w, MT_ERR_ARG, "location callback failed for code %lld",
+                    (long long)code);
+    if (n && !locs)
+        return fail(w, MT_ERR_ARG, "location callback gave no records");
+    if (w->pend_cap - w->pend_len < MT_LOC_MAX_LENGTH) {
+        size_t cap = w->pend_cap ? w->pend_cap * 2 : 65536;
+        uint8_t *p = realloc(w->pend, cap);
+        if (!p)
+            return fail(w, MT_ERR_NOMEM, "out of memory");
+        w->pend = p;
+        w->pend_cap = cap;
+    }
+    if (w->npending == w->pend_size_cap) {
+        size_t cap = w->pend_size_cap ? w->pend_size_cap * 2 : 1024;
+        uint32_t *p = realloc(w->pend_size, cap * sizeof *p);
+        if (!p)
+            return fail(w, MT_ERR_NOMEM, "out of memory");
+        w->pend_size = p;
+        w->pend_size_cap = cap;
+    }
+    size_t len = mt_locw_encode(&w->loc, w->pend + w->pend_len, code, locs, n);
+    if (len == 0)
+        return fail(w, MT_ERR_NOMEM, "out of memory");
+    w->pend_len += len;
+    w->pend_size[w->npending++] = (uint32_t)len;
+    return 0;
+}
+
+/* ---- events ----------------------------------------------------------- */
+
+int mt_writer_alloc(mt_writer *w, int64_t time, int64_t length,
+                    int64_t nsamples, mt_source source,
+                    const uint64_t *cs, size_t n,
+                    mt_locate_fn locate, void *locate_ctx, int64_t *id_out)
+{
+    if (!w)
+        return MT_ERR_ARG;
+    if (w->status)
+        return w->status;
+    if ((unsigned)source > MT_SOURCE_EXTERNAL || (n && !cs))
+        return MT_ERR_ARG;              /* rejected without writing anything */
+
+    /* Common suffix with the previous callstack (spec 8.5), kept outermost
+     * first so only the frames that changed are stored. */
+    if (n > w->prev_cap) {
+        size_t cap = w->prev_cap ? w->prev_cap : 256;
+        while (cap < n)
+            cap *= 2;
+        uint64_t *p = realloc(w->prev, cap * sizeof *p);
+        if (!p)
+            return fail(w, MT_ERR_NOMEM, "out of memory");
+        w->prev = p;
+        w->prev_cap = cap;
+    }
+    size_t common = 0, lim = n < w->prev_len ? n : w->prev_len;
+    while (common < lim && cs[n - 1 - common] == w->prev[common])
+        common++;
+    for (size_t k = common; k < n; k++)
+        w->prev[k] = cs[n - 1 - k];
+    w->prev_len = n;
+    size_t new_len = n - common;
+
+    int is_short = length >= 1 && length <= 16 && source == MT_SOURCE_MINOR &&
+                   nsamples == 1 && new_len <= 255;
+    if (begin_event(w, time, is_short ? MT_EV_SHORT_BASE + (unsigned)length
+                                      : MT_EV_ALLOC))
+        return w->status;
+    int64_t id = w->next_id++;
+    uint8_t *p = w->buf + w->pos;
+    uint8_t *count;
+    if (is_short) {
+        p = mt_put_vint(p, (int64_t)common);
+        count = p++;
+    } else {
+        p = mt_put_vint(p, length);
+        p = mt_put_vint(p, nsamples);
+        *p++ = (uint8_t)source;
+        p = mt_put_vint(p, (int64_t)common);
+        count = p;
+        p += 2;
+    }
+    size_t bt_len, nmisses;
+    int ncw = mt_btw_encode(&w->bt, cs, (long)new_len - 1, id, p, &bt_len,
+                            w->misses, &nmisses);
+    if (ncw < 0)
+        return fail(w, MT_ERR_ARG,
+                    "location code 0 or not in 63-bit form in callstack");
+    if (is_short)
+        *count = (uint8_t)ncw;
+    else
+        mt_st16(count, (uint16_t)ncw);
+    w->pos = (size_t)(p + bt_len - w->buf);
+    for (size_t i = 0; i < nmisses; i++)
+        if (add_pending(w, w->misses[i], locate, locate_ctx))
+            return w->status;
+    if (id_out)
+        *id_out = id;
+    return 0;
+}
+
+static int put_delta(mt_writer *w, int64_t time, int64_t id, unsigned code,
+                     const char *what)
+{
+    if (!w)
+        return MT_ERR_ARG;
+    if (w->status)
+        return w->status;
+    if (id >= w->next_id) {
+        snprintf(w->err, sizeof w->err, "Invalid ID in %s: %lld (next id %lld)",
+                 what, (long long)id, (long long)w->next_id);
+        return MT_ERR_ARG;
+    }
+    if (begin_event(w, time, code))
+        return w->status;
+    uint8_t *p = mt_put_vint(w->buf + w->pos, w->next_id - 1 - id);
+    w->pos = (size_t)(p - w->buf);
+    return 0;
+}
+
+int mt_writer_promote(mt_writer *w, int64_t time, int64_t id)
+{
+    return put_delta(w, time, id, MT_EV_PROMOTE, "promotion");
+}
+
+int mt_writer_collect(mt_writer *w, int64_t time, int64_t id)
+{
+    return put_delta(w, time, id, MT_EV_COLLECT, "collection");
+}
+
+int mt_writer_flush(mt_writer *w)
+{
+    if (!w)
+        return MT_ERR_ARG;
+    return flush_at(w, w->t_end);
+}
+
+int64_t mt_writer_next_id(const mt_writer *w)
+{
+    return w ? w->next_id : 0;
+}
+
+const char *mt_writer_error(const mt_writer *w)
+{
+    return w ? w->err : "";
+}
+
+/* ---- creation --------------------------------------------------------- */
+
+static size_t put_string(uint8_t *p, const char *s)
+{
+    size_t len = strlen(s ? s : "") + 1;
+    memcpy(p, s ? s : "", len);
+    return len;
+}
+
+static int write_info_packet(mt_writer *w, const mt_trace_info *info)
+{
+    size_t need = 4 + 8 + 1 + 8 + 4 +
+                  strlen(info->executable_name ? info->executable_name : "") +
+                  strlen(info->host_name ? info->host_name : "") +
+                  strlen(info->runtime_params ? info->runtime_params : "") +
+                  strlen(info->context ? info->context : "");
+    if (w->header_size + need > MT_MAX_PACKET)
+        return fail(w, MT_ERR_ARG, "trace info strings too long (%zu bytes)", need);
+    uint8_t *p = w->locpkt;
+    size_t pos = start_header(w, p, 0);
+    mt_st32(p + pos, event_word(MT_EV_INFO, w->t_start));
+    pos += 4;
+    uint64_t rate;
+    memcpy(&rate, &info->sample_rate, 8);
+    mt_st64(p + pos, rate);
+    pos += 8;
+    p[pos++] = (uint8_t)info->word_size;
+    pos += put_string(p + pos, info->executable_name);
+    pos += put_string(p + pos, info->host_name);
+    pos += put_string(p + pos, info->runtime_params);
+    mt_st64(p + pos, (uint64_t)info->pid);
+    pos += 8;
+    pos += put_string(p + pos, info->context);
+    mt_header_patch(p, (uint32_t)pos, (uint64_t)w->t_start, (uint64_t)w->t_start,
+                    0, 0, w->header_size);
+    return emit(w, p, pos);
+}
+
+static void set_err(char *errbuf, size_t size, const char *msg)
+{
+    if (errbuf && size)
+        snprintf(errbuf, size, "%s", msg);
+}
+
+static int open_common(mt_writer **out, mt_sink_fn sink, void *sink_ctx,
+                       int fd, const mt_trace_info *info,
+                       const mt_writer_options *opt, char *errbuf,
+                       size_t errsize)
+{
+    *out = NULL;
+    int version = opt && opt->format_version ? opt->format_version : 2;
+    if (!info || (version != 2 && version != 3)) {
+        set_err(errbuf, errsize, !info ? "no trace info given"
+                                       : "format version must be 2 or 3");
+        return MT_ERR_ARG;
+    }
+    if (!(info->sample_rate > 0 && info->sample_rate <= 1) ||
+        (info->word_size != 64 && info->word_size != 32)) {
+        set_err(errbuf, errsize,
+                "trace info: sample rate must be in (0, 1], word size 32 or 64");
+        return MT_ERR_ARG;
+    }
+    mt_writer *w = calloc(1, sizeof *w);
+    if (!w) {
+        set_err(errbuf, errsize, "out of memory");
+        return MT_ERR_NOMEM;
+    }
+    w->fd = fd;
+    if (fd >= 0) {
+        struct stat st;
+        w->fd_seekable = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+        off_t at = w->fd_seekable ? lseek(fd, 0, SEEK_CUR) : 0;
+        w->fd_good = at > 0 ? at : 0;
+        w->sink = fd_sink;
+        w->sink_ctx = &w->fd;
+    } else {
+        w->sink = sink;
+        w->sink_ctx = sink_ctx;
+    }
+    w->pid_at_open = getpid();
+    w->fork_check = !(opt && opt->no_fork_check);
+    w->version = (unsigned)version;
+    w->header_size = mt_header_size(w->version);
+    w->domain = (uint16_t)(version >= 3 && opt ? opt->domain : 0);
+    w->pid = (uint64_t)info->pid;
+    w->t_start = w->t_end = info->start_time;
+    w->chunk_end = V3_ID_CHUNK;
+    mt_locw_init(&w->loc);
+    mt_btw_init(&w->bt);
+    if (write_info_packet(w, info)) {
+        set_err(errbuf, errsize, w->err);
+        int st = w->status;
+        mt_locw_free(&w->loc);
+        free(w);
+        return st;
+    }
+    start_events_packet(w, 0);
+    *out = w;
+    return 0;
+}
+
+int mt_writer_open_fd(mt_writer **out, int fd, const mt_trace_info *info,
+                      const mt_writer_options *opt, char *errbuf,
+                      size_t errbuf_size)
+{
+    if (!out || fd < 0) {
+        set_err(errbuf, errbuf_size, "invalid file descriptor");
+        if (out)
+            *out = NULL;
+        return MT_ERR_ARG;
+    }
+    return open_common(out, NULL, NULL, fd, info, opt, errbuf, errbuf_size);
+}
+
+int mt_writer_open_sink(mt_writer **out, mt_sink_fn sink, void *sink_ctx,
+                        const mt_trace_info *info,
+                        const mt_writer_options *opt, char *errbuf,
+                        size_t errbuf_size)
+{
+    if (!out || !sink) {
+        set_err(errbuf, errbuf_size, "no sink given");
+        if (out)
+            *out = NULL;
+        return MT_ERR_ARG;
+    }
+    return open_common(out, sink, sink_ctx, -1, info, opt, errbuf, errbuf_size);
+}
+
+int mt_writer_finish(mt_writer *w)
+{
+    if (!w)
+        return MT_ERR_ARG;
+    if (w->finished)
+        return w->final_status;
+    w->final_status = flush_at(w, w->t_end);
+    w->finished = 1;
+    if (!w->status) {
+        w->status = MT_ERR_ARG;     /* no events after finishing */
+        snprintf(w->err, sizeof w->err, "writer finished");
+    }
+    return w->final_status;
+}
+
+int mt_writer_close(mt_writer *w)
+{
+    if (!w)
+        return 0;
+    int st = mt_writer_finish(w);
+    mt_locw_free(&w->loc);
+    free(w->prev);
+    free(w->pend);
+    free(w->pend_size);
+    free(w);
+    return st;
+}
