@@ -7,7 +7,7 @@
 
 #include "codec/wire.h"
 
-void mt_header_parse(mt_header *h, const uint8_t *p)
+void mt_header_parse(mt_header *h, const uint8_t *p, unsigned layout)
 {
     h->magic = mt_ld32(p);
     h->size_bits = mt_ld32(p + 4);
@@ -17,7 +17,7 @@ void mt_header_parse(mt_header *h, const uint8_t *p)
     h->pid = mt_ld64(p + 30);
     unsigned o = 38;
     h->domain = 0;
-    if (h->version >= 3) {
+    if (layout >= 3 && h->version >= 3) {
         h->domain = mt_ld16(p + 38);
         o = 40;
     }

@@ -48,9 +48,11 @@ static inline unsigned mt_header_size(unsigned version)
     return version >= 3 ? MT_HEADER_V3 : MT_HEADER_V2;
 }
 
-/* Parse a header from p (header_size readable bytes; read the version at
- * offset 28 first to know it). No validation. */
-void mt_header_parse(mt_header *h, const uint8_t *p);
+/* Parse a header from p with the layout of format `layout` (2: 66 bytes
+ * whatever the version field says, as a v002 reader sees every packet; 3:
+ * the domain field is present iff the packet's version is >= 3). The
+ * caller has made header_size bytes readable. No validation. */
+void mt_header_parse(mt_header *h, const uint8_t *p, unsigned layout);
 
 /* The checks of spec 2.4 after the verifier (magic, version, size, times,
  * ids) in the reference's order. max_version is 2 (v1/v2 trace) or 3.

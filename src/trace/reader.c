@@ -203,7 +203,7 @@ static int read_header(mt_reader *r, mt_header *h, int *at_eof, int verify)
         return MT_EOF;
     }
     unsigned hsize = MT_HEADER_V2;
-    if (got >= 30)
+    if (got >= 30 && r->max_version >= 3)
         hsize = mt_header_size(mt_ld16(r->buf + r->lo + 28));
     if (got >= 30)
         got = ensure(r, hsize);
@@ -213,7 +213,7 @@ static int read_header(mt_reader *r, mt_header *h, int *at_eof, int verify)
         return fail(r, MT_ERR_TRUNCATED, off,
                     "file ends inside a packet header (%ld of %u bytes)",
                     got, hsize);
-    mt_header_parse(h, r->buf + r->lo);
+    mt_header_parse(h, r->buf + r->lo, r->max_version);
     if (verify && r->max_version < 3 && !r->skip_bt &&
         !mt_btr_verify(&r->doms[0]->bt, h->verify_ix, h->verify_pred,
                        h->verify_val))
