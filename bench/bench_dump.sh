@@ -7,7 +7,9 @@
 #
 # 1. Times `MEMTRACE_BIN dump TRACE | wc -c` and `head -c N /dev/zero | wc -c`
 #    (N = the dump's size), 3 repetitions each, interleaved, after one untimed
-#    warm-up dump; prints the medians and their ratio.
+#    warm-up dump; prints the medians and their ratio. As a second floor it
+#    also times `dd bs=128K` of the same N bytes into `wc -c` (head -c writes
+#    in 4 KiB pieces, so it is bound by syscalls rather than by the pipe).
 #    TRACE defaults to ../shared/corpus/traces/ref-example-ocamlopt.ctf
 #    relative to the project root (its dump is 557 MB).
 # 2. With BIG_TRACE: peak RSS (/usr/bin/time -v) of `MEMTRACE_BIN dump
@@ -41,25 +43,34 @@ median3() { printf '%s\n' "$@" | sort -g | sed -n 2p; }
 n=$("$bin" dump "$trace" | wc -c)
 echo "bench_dump: $bin dump $(basename "$trace"): $n bytes of output (page cache not dropped)"
 
-dump_t=() head_t=()
+# Also a second floor: the same bytes through the pipe in 128 KiB writes
+# (head -c writes 4 KiB at a time, so it is syscall-bound, not pipe-bound).
+dump_t=() head_t=() dd_t=()
 for ((i = 0; i < reps; i++)); do
     t0=$(now); m=$("$bin" dump "$trace" | wc -c); t1=$(now)
     [ "$m" = "$n" ] || { echo "bench_dump: dump size changed ($m vs $n)" >&2; exit 1; }
     dump_t+=("$(elapsed "$t0" "$t1")")
     t0=$(now); m=$(head -c "$n" /dev/zero | wc -c); t1=$(now)
     head_t+=("$(elapsed "$t0" "$t1")")
+    t0=$(now)
+    m=$(dd if=/dev/zero bs=131072 count="$n" iflag=count_bytes status=none | wc -c)
+    t1=$(now)
+    dd_t+=("$(elapsed "$t0" "$t1")")
 done
 dmed=$(median3 "${dump_t[@]}")
 hmed=$(median3 "${head_t[@]}")
-ratio=$(awk -v d="$dmed" -v h="$hmed" 'BEGIN { printf "%.1f", d / h }')
-dmbps=$(awk -v n="$n" -v d="$dmed" 'BEGIN { printf "%.0f", n / d / 1e6 }')
-hmbps=$(awk -v n="$n" -v d="$hmed" 'BEGIN { printf "%.0f", n / d / 1e6 }')
-printf '  %-34s %s s (runs: %s)  %s MB/s of text\n' "memtrace dump | wc -c" "$dmed" "${dump_t[*]}" "$dmbps"
-printf '  %-34s %s s (runs: %s)  %s MB/s\n' "head -c $n /dev/zero | wc -c" "$hmed" "${head_t[*]}" "$hmbps"
-printf '  ratio dump / head (medians): %s\n' "$ratio"
+ddmed=$(median3 "${dd_t[@]}")
+ratio=$(awk -v d="$dmed" -v h="$hmed" 'BEGIN { printf "%.2f", d / h }')
+ratio_dd=$(awk -v d="$dmed" -v h="$ddmed" 'BEGIN { printf "%.2f", d / h }')
+mbps() { awk -v n="$n" -v d="$1" 'BEGIN { printf "%.0f", n / d / 1e6 }'; }
+dmbps=$(mbps "$dmed")
+printf '  %-44s %s s (runs: %s)  %s MB/s of text\n' "memtrace dump | wc -c" "$dmed" "${dump_t[*]}" "$dmbps"
+printf '  %-44s %s s (runs: %s)  %s MB/s\n' "head -c $n /dev/zero | wc -c" "$hmed" "${head_t[*]}" "$(mbps "$hmed")"
+printf '  %-44s %s s (runs: %s)  %s MB/s\n' "dd bs=128K (same bytes) | wc -c" "$ddmed" "${dd_t[*]}" "$(mbps "$ddmed")"
+printf '  ratio dump / head (medians): %s   dump / dd: %s\n' "$ratio" "$ratio_dd"
 
 results=("dump_bytes $n" "dump_median_s $dmed" "head_median_s $hmed" "dump_x_head $ratio"
-         "dump_MBps $dmbps")
+         "dd_median_s $ddmed" "dump_x_dd $ratio_dd" "dump_MBps $dmbps")
 
 if [ -n "$big" ]; then
     if [ ! -x /usr/bin/time ]; then

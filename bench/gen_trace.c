@@ -125,16 +125,15 @@ static int locate(void *ctx, uint64_t code, const mt_location **locs, size_t *n)
     return 0;
 }
 
-/* ---- FNV-1a hash of events (writer side and reader side) ------------- */
+/* ---- FNV-style hash of events (writer side and reader side) ------------- */
 
 #define FNV_INIT 0xcbf29ce484222325ull
 static inline uint64_t fnv_u64(uint64_t h, uint64_t v)
 {
-    for (int i = 0; i < 8; i++) {
-        h ^= (v >> (8 * i)) & 0xFF;
-        h *= 0x100000001b3ull;
-    }
-    return h;
+    /* FNV-style, one 64-bit word at a time */
+    h ^= v;
+    h *= 0x100000001b3ull;
+    return h ^ (h >> 29);
 }
 
 static uint64_t hash_alloc(uint64_t h, int64_t time, int64_t id, int source,

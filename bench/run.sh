@@ -87,7 +87,8 @@ printf '%-52s %8s MB/s %8s Mev/s\n' "write, counting sink (no I/O)" "$(get write
 printf '%-52s %s s (%s MB/s of text, %s bytes)\n' "memtrace dump $(basename "$DUMP_TRACE") | wc -c" \
     "$(get dump.txt dump_median_s)" "$(get dump.txt dump_MBps)" "$(get dump.txt dump_bytes)"
 printf '%-52s %s s\n' "head -c N /dev/zero | wc -c" "$(get dump.txt head_median_s)"
-printf '%-52s %sx\n' "dump / head" "$(get dump.txt dump_x_head)"
+printf '%-52s %s s\n' "dd bs=128K (same bytes) | wc -c" "$(get dump.txt dd_median_s)"
+printf '%-52s %sx (dump / dd: %sx)\n' "dump / head" "$(get dump.txt dump_x_head)" "$(get dump.txt dump_x_dd)"
 printf '%-52s %s KiB (partial run: %s)\n' "peak RSS memtrace dump, synthetic trace" \
     "$(get dump.txt dump_big_rss_kib)" "$(get dump.txt dump_big_partial)"
 printf '%-52s %s KiB\n' "peak RSS bench_decode full decode, synthetic trace" "$(get dump.txt decode_big_rss_kib)"

@@ -50,9 +50,15 @@ void mt_btw_verifier(mt_btw *w, uint16_t *ix, uint16_t *pred, uint64_t *val);
 
 /* ---- reader ----------------------------------------------------------- */
 
+/* A bucket's code and prediction side by side: following a prediction
+ * chain then costs one cache line per frame instead of two. */
+typedef struct mt_btr_bucket {
+    uint64_t loc;
+    uint64_t pred;      /* a bucket index; 64 bits keep the record 16 bytes */
+} mt_btr_bucket;
+
 typedef struct mt_btr {
-    uint64_t loc[MT_BT_BUCKETS];
-    uint16_t pred[MT_BT_BUCKETS];
+    mt_btr_bucket b[MT_BT_BUCKETS];
 } mt_btr;
 
 /* Check a header's verifier against the cache: 1 = ok. */
@@ -61,7 +67,7 @@ static inline int mt_btr_verify(const mt_btr *r, unsigned ix, unsigned pred,
 {
     if (ix == MT_VERIFY_NONE)
         return 1;
-    return ix < MT_BT_BUCKETS && r->pred[ix] == pred && r->loc[ix] == mt_canon(val);
+    return ix < MT_BT_BUCKETS && r->b[ix].pred == pred && r->b[ix].loc == mt_canon(val);
 }
 
 /* Growable frame buffer (the reader's "previous backtrace"). */
@@ -85,8 +91,7 @@ static inline long mt_btr_decode(mt_btr *restrict r, const uint8_t **pp,
                                  mt_frames *f, size_t at)
 {
     const uint8_t *p = *pp;
-    uint64_t *restrict loc = r->loc;
-    uint16_t *restrict pred = r->pred;
+    mt_btr_bucket *restrict bk = r->b;
     uint64_t *out = f->v;
     size_t cap = f->cap;
     unsigned prev = 0;
@@ -102,19 +107,19 @@ static inline long mt_btr_decode(mt_btr *restrict r, const uint8_t **pp,
             return -2;
         unsigned w = mt_ld16(p);
         unsigned b = w >> 2;
-        pred[prev] = (uint16_t)b;
+        bk[prev].pred = b;
         p += 2;
         switch (w & 3) {
         case 0:
-            out[len++] = loc[b];
+            out[len++] = bk[b].loc;
             prev = b;
             break;
         case 3:
             if (end && end - p < 8)
                 return -2;
-            loc[b] = mt_canon(mt_ld64(p));
+            bk[b].loc = mt_canon(mt_ld64(p));
             p += 8;
-            out[len++] = loc[b];
+            out[len++] = bk[b].loc;
             prev = b;
             break;
         default: {
@@ -124,11 +129,11 @@ static inline long mt_btr_decode(mt_btr *restrict r, const uint8_t **pp,
                     return -2;
                 k = *p++;
             }
-            out[len++] = loc[b];
+            out[len++] = bk[b].loc;
             prev = b;
             while (k--) {
-                prev = pred[prev];
-                out[len++] = loc[prev];
+                prev = (unsigned)bk[prev].pred;
+                out[len++] = bk[prev].loc;
             }
             break;
         }
@@ -136,6 +141,41 @@ static inline long mt_btr_decode(mt_btr *restrict r, const uint8_t **pp,
     }
     *pp = p;
     return (long)len;
+}
+
+/* The same decode without any checks: the caller guarantees n *
+ * MT_BT_MAX_CODEWORD readable input bytes and room for n * 256 frames at
+ * out. Tags 0 and 1 are hits followed by 0 and 1 predictions, so they share
+ * the predicted-frames loop with tag 2. */
+static inline size_t mt_btr_decode_fast(mt_btr *restrict r, const uint8_t **pp,
+                                        unsigned n, uint64_t *restrict out)
+{
+    const uint8_t *p = *pp;
+    mt_btr_bucket *restrict bk = r->b;
+    unsigned prev = 0;
+    size_t len = 0;
+    for (unsigned i = 0; i < n; i++) {
+        unsigned w = mt_ld16(p);
+        unsigned b = w >> 2, tag = w & 3;
+        bk[prev].pred = b;
+        prev = b;
+        if (tag == 3) {
+            uint64_t x = mt_canon(mt_ld64(p + 2));
+            bk[b].loc = x;
+            out[len++] = x;
+            p += 10;
+            continue;
+        }
+        out[len++] = bk[b].loc;
+        unsigned k = tag == 2 ? p[2] : tag;
+        p += 2 + (tag == 2);
+        while (k--) {
+            prev = (unsigned)bk[prev].pred;
+            out[len++] = bk[prev].loc;
+        }
+    }
+    *pp = p;
+    return len;
 }
 
 /* Skip n codewords without touching the cache (spec 6.6). Returns 0, or -2

@@ -4,12 +4,18 @@
  * packets are skipped and reported), event decoding, location events, and
  * per-domain codec state for v003.
  *
- * Input is read in chunks into one buffer that always keeps SLACK readable
- * bytes after the valid data. A packet's content is decoded in place, so an
- * event's fixed fields can be read without bounds checks and the event is
- * checked once, after decoding, against the packet end. Memory is bounded by
- * the buffer, the codec state and the location table.
+ * Input is either mapped (regular files, caller memory: "direct" mode) or
+ * read in chunks into one buffer that keeps SLACK readable bytes after the
+ * valid data. A packet's content is decoded in place, so an event's fixed
+ * fields can be read without bounds checks and the event is checked once,
+ * after decoding, against the packet end; a packet too close to the end of a
+ * mapping for that is copied into a side buffer with slack first. Mapped
+ * pages already decoded are released as reading goes on, so memory stays
+ * bounded by the buffers, the codec state and the location table whatever
+ * the file size.
  */
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -47,10 +53,13 @@ struct mt_reader {
 
     /* input */
     int fd, own_fd;
-    const uint8_t *mem;
-    size_t mem_size, mem_pos;
     int opened, eof;
-    uint8_t *buf;                  /* BUF_DATA + SLACK bytes, zeroed        */
+    int direct;                    /* buf is the whole input (map/memory)   */
+    void *map;                     /* our mapping of the file, or NULL      */
+    size_t map_size, released;     /* released: mapped bytes given back     */
+    uint8_t *own;                  /* BUF_DATA + SLACK bytes, zeroed        */
+    uint8_t *tail;                 /* side buffer for a packet near the end */
+    uint8_t *buf;                  /* own, or the mapped/caller input       */
     size_t lo, hi;                 /* unconsumed valid data: buf[lo, hi)    */
     uint64_t buf_off;              /* file offset of buf[0]                 */
 
@@ -64,9 +73,12 @@ struct mt_reader {
 
     /* the packet being decoded */
     const uint8_t *p, *pend;
+    const uint8_t *pkt_base;       /* where the packet content starts       */
+    uint64_t pkt_base_off;         /* ... and its file offset               */
     int in_packet;
     uint64_t pkt_off;
     int64_t tb, te, id_end;
+    uint64_t tbase, tlow, tspan;   /* tb & ~mask, tb & mask, te - tb        */
     int64_t alloc_id;
     domain_state *cur;
 
@@ -86,12 +98,14 @@ static int fail(mt_reader *r, int status, uint64_t off, const char *fmt, ...)
     snprintf(r->err, sizeof r->err, "offset %llu: %s",
              (unsigned long long)off, msg);
     r->status = status;
+    r->p = r->pend = NULL;         /* mt_reader_next's fast path stops here */
+    r->in_packet = 0;
     return status;
 }
 
 static uint64_t off_of(const mt_reader *r, const uint8_t *p)
 {
-    return r->buf_off + (uint64_t)(p - r->buf);
+    return r->pkt_base_off + (uint64_t)(p - r->pkt_base);
 }
 
 /* ---- input ------------------------------------------------------------ */
@@ -103,6 +117,8 @@ static long ensure(mt_reader *r, size_t n)
 {
     if (r->hi - r->lo >= n)
         return (long)n;
+    if (r->direct)
+        return (long)(r->hi - r->lo);
     if (r->lo + n > BUF_DATA) {
         memmove(r->buf, r->buf + r->lo, r->hi - r->lo);
         r->buf_off += r->lo;
@@ -114,21 +130,13 @@ static long ensure(mt_reader *r, size_t n)
         size_t want = room < CHUNK ? room : CHUNK;
         if (want < n - (r->hi - r->lo))
             want = room;
-        ssize_t got;
-        if (r->mem) {
-            size_t left = r->mem_size - r->mem_pos;
-            got = (ssize_t)(left < want ? left : want);
-            memcpy(r->buf + r->hi, r->mem + r->mem_pos, (size_t)got);
-            r->mem_pos += (size_t)got;
-        } else {
-            got = read(r->fd, r->buf + r->hi, want);
-            if (got < 0) {
-                if (errno == EINTR)
-                    continue;
-                fail(r, MT_ERR_IO, off_of(r, r->buf + r->hi), "read error: %s",
-                     strerror(errno));
-                return -1;
-            }
+        ssize_t got = read(r->fd, r->buf + r->hi, want);
+        if (got < 0) {
+            if (errno == EINTR)
+                continue;
+            fail(r, MT_ERR_IO, r->buf_off + r->hi, "read error: %s",
+                 strerror(errno));
+            return -1;
         }
         if (got == 0)
             r->eof = 1;
@@ -171,6 +179,11 @@ static domain_state *domain(mt_reader *r, unsigned id)
     d->last_ts = r->info.start_time;
     mt_locr_init(&d->mtf);
     d->last.limit = MAX_FRAMES;
+    /* room for what the fast path may write: 255 codewords of 256 frames */
+    if (mt_frames_reserve(&d->last, 65536 + 4096)) {
+        free(d);
+        return NULL;
+    }
     r->doms[r->ndoms++] = d;
     return d;
 }
@@ -311,6 +324,21 @@ static void diag(mt_reader *r, mt_diag_kind kind, uint64_t off,
     r->diag(r->diag_ctx, kind, off, msg);
 }
 
+/* Give back mapped pages already decoded, a few MB at a time, so a mapped
+ * file does not grow the resident set with its size. */
+static void release_behind(mt_reader *r)
+{
+    const size_t step = 8u << 20;
+    if (!r->map || r->lo - r->released < 2 * step)
+        return;
+    size_t upto = (r->lo - step) & ~(size_t)(step - 1);
+    if (upto > r->released) {
+        (void)madvise((uint8_t *)r->map + r->released, upto - r->released,
+                      MADV_DONTNEED);
+        r->released = upto;
+    }
+}
+
 /* Advance to the next packet that is to be decoded (spec 9.2 / 9.6). */
 static int next_packet(mt_reader *r)
 {
@@ -357,12 +385,23 @@ static int next_packet(mt_reader *r)
                 r->alloc_id = aib;
             }
             r->cur = d;
-            r->p = r->buf + r->lo;
-            r->pend = r->p + content;
+            const uint8_t *c = r->buf + r->lo;
+            if (r->direct && r->hi - r->lo - content < SLACK) {
+                memcpy(r->tail, c, (size_t)content);
+                memset(r->tail + content, 0, SLACK);
+                c = r->tail;
+            }
+            r->pkt_base = r->p = c;
+            r->pkt_base_off = r->buf_off + r->lo;
+            r->pend = c + content;
             r->lo += (size_t)content;
+            release_behind(r);
             r->pkt_off = off;
             r->tb = (int64_t)h.time_begin;
             r->te = (int64_t)h.time_end;
+            r->tbase = h.time_begin & ~(uint64_t)MT_TIME_MASK;
+            r->tlow = h.time_begin & MT_TIME_MASK;
+            r->tspan = h.time_end - h.time_begin;
             r->id_end = aie;
             r->in_packet = 1;
             return 0;
@@ -462,7 +501,10 @@ static int read_backtrace(mt_reader *r, const uint8_t **pp, unsigned ncw,
     return 0;
 }
 
-int mt_reader_next(mt_reader *r, mt_event *ev)
+/* Everything mt_reader_next's fast path does not handle: packet
+ * boundaries, location events, long allocations, multi-byte fields, events
+ * near a packet's end, errors. It decodes the event at r->p from scratch. */
+static int next_slow(mt_reader *r, mt_event *ev)
 {
     if (!r || !ev)
         return MT_ERR_ARG;
@@ -560,6 +602,91 @@ int mt_reader_next(mt_reader *r, mt_event *ev)
     }
 }
 
+#define FAST_MARGIN 16  /* bytes the fast path reads before deciding */
+#if defined(__GNUC__)
+#define likely(x) __builtin_expect(!!(x), 1)
+#else
+#define likely(x) (x)
+#endif
+
+/* The fast path covers what makes up nearly all of a real trace: collects,
+ * promotes and short allocations whose vints are one byte, decoded well
+ * inside the packet. It checks everything before changing any state, so
+ * whenever it declines, next_slow decodes the same event with full checks. */
+int mt_reader_next(mt_reader *r, mt_event *ev)
+{
+    const uint8_t *p = r->p;
+    if (likely(r->pend - p >= FAST_MARGIN)) {
+        uint32_t word = mt_ld32(p);
+        uint64_t low = word & MT_TIME_MASK;
+        uint64_t t = r->tbase + low + ((uint64_t)(low < r->tlow) << MT_TIME_BITS);
+        domain_state *d = r->cur;
+        unsigned code = word >> 25, b1 = p[4];
+        if (likely(t - (uint64_t)r->tb <= r->tspan && (int64_t)t >= d->last_ts &&
+                   b1 <= 253)) {
+            if (code == MT_EV_COLLECT || code == MT_EV_PROMOTE) {
+                /* delta: a one-byte vint, or the three-byte u16 form */
+                unsigned delta = b1 <= 252 ? b1 : mt_ld16(p + 5);
+                d->last_ts = (int64_t)t;
+                r->p = p + (b1 <= 252 ? 5 : 7);
+                ev->kind = code == MT_EV_COLLECT ? MT_EVENT_COLLECT : MT_EVENT_PROMOTE;
+                ev->time = (int64_t)t;
+                ev->id = r->alloc_id - 1 - (int64_t)delta;
+                ev->domain = (int)d->id;
+                ev->backtrace = NULL;
+                ev->backtrace_len = 0;
+                return MT_OK;
+            }
+            /* allocations: short form, or long form with one-byte vints */
+            unsigned length = code - MT_EV_SHORT_BASE, nsamples = 1, src = 0;
+            unsigned prefix = b1, ncw;
+            const uint8_t *q;
+            if (length - 1 < 16 && b1 <= 252) {
+                ncw = p[5];
+                q = p + 6;
+            } else if (code == MT_EV_ALLOC && b1 <= 252 && p[5] <= 252 &&
+                       p[6] <= MT_SOURCE_EXTERNAL && p[7] <= 252) {
+                length = b1;
+                nsamples = p[5];
+                src = p[6];
+                prefix = p[7];
+                ncw = mt_ld16(p + 8);
+                q = p + 10;
+            } else {
+                return next_slow(r, ev);
+            }
+            if ((size_t)(r->pend - q) < (size_t)ncw * MT_BT_MAX_CODEWORD)
+                return next_slow(r, ev);
+            mt_frames *f = &d->last;
+            if (r->skip_bt) {
+                static const uint8_t size[4] = {2, 2, 3, 10};
+                for (unsigned i = 0; i < ncw; i++)
+                    q += size[q[0] & 3];
+                ev->backtrace = NULL;
+                ev->backtrace_len = 0;
+            } else {
+                if (prefix > f->len || f->cap - prefix < (size_t)ncw * 256)
+                    return next_slow(r, ev);
+                f->len = prefix + mt_btr_decode_fast(&d->bt, &q, ncw, f->v + prefix);
+                ev->backtrace = f->v;
+                ev->backtrace_len = f->len;
+            }
+            d->last_ts = (int64_t)t;
+            r->p = q;
+            ev->kind = MT_EVENT_ALLOC;
+            ev->time = (int64_t)t;
+            ev->id = r->alloc_id++;
+            ev->domain = (int)d->id;
+            ev->source = (mt_source)src;
+            ev->length = length;
+            ev->nsamples = nsamples;
+            ev->common_prefix = prefix;
+            return MT_OK;
+        }
+    }
+    return next_slow(r, ev);
+}
+
 /* ---- public ----------------------------------------------------------- */
 
 mt_reader *mt_reader_create(const mt_reader_options *opt)
@@ -567,11 +694,15 @@ mt_reader *mt_reader_create(const mt_reader_options *opt)
     mt_reader *r = calloc(1, sizeof *r);
     if (!r)
         return NULL;
-    r->buf = calloc(1, BUF_DATA + SLACK);
-    if (!r->buf) {
+    r->own = calloc(1, BUF_DATA + SLACK);
+    r->tail = malloc(MT_MAX_PACKET + SLACK);
+    if (!r->own || !r->tail) {
+        free(r->own);
+        free(r->tail);
         free(r);
         return NULL;
     }
+    r->buf = r->own;
     if (opt) {
         r->skip_bt = opt->skip_backtraces;
         r->diag = opt->diag;
@@ -581,6 +712,28 @@ mt_reader *mt_reader_create(const mt_reader_options *opt)
     r->max_version = 2;
     mt_loctable_init(&r->locs);
     return r;
+}
+
+/* Map a regular file for direct decoding; stay with read() otherwise. */
+static void try_map(mt_reader *r)
+{
+    struct stat st;
+    if (fstat(r->fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
+        (uint64_t)st.st_size > SIZE_MAX / 2)
+        return;
+    off_t at = lseek(r->fd, 0, SEEK_CUR);
+    if (at != 0)
+        return;
+    void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, r->fd, 0);
+    if (m == MAP_FAILED)
+        return;
+    (void)madvise(m, (size_t)st.st_size, MADV_SEQUENTIAL);
+    r->map = m;
+    r->map_size = (size_t)st.st_size;
+    r->direct = 1;
+    r->buf = m;
+    r->hi = r->map_size;
+    r->eof = 1;
 }
 
 static int open_common(mt_reader *r)
@@ -604,9 +757,7 @@ int mt_reader_open_file(mt_reader *r, const char *path)
     }
     r->fd = fd;
     r->own_fd = 1;
-#ifdef POSIX_FADV_SEQUENTIAL
-    (void)posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-#endif
+    try_map(r);
     return open_common(r);
 }
 
@@ -615,6 +766,7 @@ int mt_reader_open_fd(mt_reader *r, int fd)
     if (!r || fd < 0 || r->opened)
         return MT_ERR_ARG;
     r->fd = fd;
+    try_map(r);
     return open_common(r);
 }
 
@@ -623,8 +775,10 @@ int mt_reader_open_memory(mt_reader *r, const void *data, size_t size)
     if (!r || (!data && size) || r->opened)
         return MT_ERR_ARG;
     static const uint8_t empty[1];
-    r->mem = data ? data : empty;
-    r->mem_size = size;
+    r->direct = 1;
+    r->buf = (uint8_t *)(data ? data : empty);   /* never written: direct */
+    r->hi = size;
+    r->eof = 1;
     return open_common(r);
 }
 
@@ -670,6 +824,9 @@ void mt_reader_close(mt_reader *r)
         free(r->doms[i]);
     }
     mt_loctable_free(&r->locs);
-    free(r->buf);
+    if (r->map)
+        munmap(r->map, r->map_size);
+    free(r->own);
+    free(r->tail);
     free(r);
 }

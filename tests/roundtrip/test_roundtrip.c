@@ -219,6 +219,7 @@ typedef struct pool {
     size_t n;
     uint32_t *map;   /* open addressing: site index + 1, 0 = empty */
     size_t mask;
+    size_t located;  /* locate callback calls (> codes used: evictions) */
 } pool;
 
 static size_t hash_code(uint64_t c)
@@ -300,6 +301,7 @@ static int locate_cb(void *ctx, uint64_t code, const mt_location **locs,
         return 1;
     *locs = p->sites[i].locs;
     *n = p->sites[i].nlocs;
+    p->located++;
     return 0;
 }
 
@@ -332,6 +334,8 @@ static xevent *stream_push(stream *s)
 
 static size_t stream_add_bt(stream *s, const uint64_t *codes, size_t n)
 {
+    if (n == 0)
+        return s->bt_n;
     if (s->bt_n + n > s->bt_cap) {
         while (s->bt_n + n > s->bt_cap)
             s->bt_cap = s->bt_cap ? 2 * s->bt_cap : 65536;
@@ -433,12 +437,13 @@ typedef struct genstate {
     rng r;
     pool *p;
     size_t hot;                  /* sites [0, hot) are drawn often         */
+    unsigned hot_pct;            /* percentage of frames drawn from them   */
     size_t prev[MAX_DEPTH], prev_len;
 } genstate;
 
 static size_t pick_site(genstate *g)
 {
-    if (rng_pct(&g->r, 50))
+    if (rng_pct(&g->r, g->hot_pct))
         return rng_below(&g->r, g->hot);
     return rng_below(&g->r, g->p->n);
 }
@@ -487,6 +492,7 @@ static size_t next_callstack(genstate *g, size_t *cs)
 
 typedef struct params {
     size_t nevents, ncodes, nfiles, nfuncs;
+    unsigned hot_pct;
 } params;
 
 static params seed_params(uint64_t seed, rng *r)
@@ -496,8 +502,12 @@ static params seed_params(uint64_t seed, rng *r)
     pa.ncodes = 100 + rng_below(r, 3000);
     pa.nfiles = rng_pct(r, 50) ? 5 + rng_below(r, 20) : 32 + rng_below(r, 40);
     pa.nfuncs = 5 + rng_below(r, 60);
-    if (seed % 10 == 3)          /* many codes: backtrace cache eviction  */
+    pa.hot_pct = 50;
+    if (seed % 10 == 3) {        /* many codes: backtrace cache eviction  */
         pa.ncodes = 16384 + 4000 + rng_below(r, 8000);
+        pa.nevents = 7000 + rng_below(r, 2000);
+        pa.hot_pct = 5;
+    }
     if (seed % 20 == 7)          /* > 10000 allocations: v3 id chunks     */
         pa.nevents = 14000 + rng_below(r, 4000);
     return pa;
@@ -683,6 +693,7 @@ static int write_stream(membuf *out, stream *s, pool *p, uint64_t seed,
     c.g.r.s = seed * 7919 + 17;
     c.g.p = p;
     c.g.hot = p->n < 64 ? p->n : 64;
+    c.g.hot_pct = pa->hot_pct;
     c.s = s;
     c.time = info->start_time;
     int st = mt_writer_open_sink(&c.w, sink_cb, out, info, &opt, err, sizeof err);
@@ -825,6 +836,23 @@ static int read_back(const membuf *m, const stream *s, const pool *p,
 /* ------------------------------------------------------------------------ */
 /* One seed                                                                 */
 
+/* With MT_RT_VERBOSE set: what a seed exercised. */
+static void print_stats(uint64_t seed, int version, const membuf *m,
+                        const stream *s, const pool *p)
+{
+    size_t allocs = 0, frames = 0, used = 0;
+    for (size_t i = 0; i < s->n; i++)
+        if (s->ev[i].kind == MT_EVENT_ALLOC) {
+            allocs++;
+            frames += s->ev[i].bt_len;
+        }
+    for (size_t i = 0; i < p->n; i++)
+        used += p->sites[i].used;
+    printf("seed %" PRIu64 " v%d: %zu bytes, %zu events, %zu allocs, %zu frames,"
+           " %zu/%zu codes used, %zu defined\n", seed, version, m->len, s->n,
+           allocs, frames, used, p->n, p->located);
+}
+
 static int run_version(uint64_t seed, const params *pa, pool *p,
                        const mt_trace_info *info, int version, int domain)
 {
@@ -833,8 +861,11 @@ static int run_version(uint64_t seed, const params *pa, pool *p,
     memset(&s, 0, sizeof s);
     for (size_t i = 0; i < p->n; i++)
         p->sites[i].used = 0;
+    p->located = 0;
     snprintf(g_where, sizeof g_where, "seed=%" PRIu64 " v%d", seed, version);
     int bad = write_stream(&m, &s, p, seed, pa, info, version, domain);
+    if (!bad && getenv("MT_RT_VERBOSE"))
+        print_stats(seed, version, &m, &s, p);
     if (!bad)
         bad = read_back(&m, &s, p, info, version, domain, 0);
     if (!bad)

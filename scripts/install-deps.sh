@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# install-deps.sh - install the Debian packages the build, tests, benchmarks
+# and fuzzing need. Skips apt-get entirely when everything is present.
+set -eu
+pkgs=(cmake ninja-build gcc make clang libclang-rt-14-dev xz-utils time)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+sudo=""
+[ "$(id -u)" -ne 0 ] && sudo="sudo"
+echo "install-deps: installing ${missing[*]}"
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
