@@ -48,7 +48,8 @@ struct mt_writer {
     /* codec state */
     mt_locw loc;
     mt_btw bt;
-    uint64_t *prev;              /* previous callstack, outermost first      */
+    uint64_t *prev;              /* previous callstack, callee first, ends at
+                                    prev + prev_cap                          */
     size_t prev_len, prev_cap;
     int64_t start_id, next_id, chunk_end;
     int64_t t_start, t_end;
@@ -250,25 +251,38 @@ int mt_writer_alloc(mt_writer *w, int64_t time, int64_t length,
     if ((unsigned)source > MT_SOURCE_EXTERNAL || (n && !cs))
         return MT_ERR_ARG;              /* rejected without writing anything */
 
-    /* Common suffix with the previous callstack (spec 8.5), kept outermost
-     * first so only the frames that changed are stored. */
+    /* Common suffix with the previous callstack (spec 8.5). The previous
+     * callstack is kept callee first and right-aligned in w->prev, so both
+     * are walked in the same direction, four frames per test, and only the
+     * frames that changed are stored. */
     if (n > w->prev_cap) {
         size_t cap = w->prev_cap ? w->prev_cap : 256;
         while (cap < n)
             cap *= 2;
-        uint64_t *p = realloc(w->prev, cap * sizeof *p);
+        uint64_t *p = malloc(cap * sizeof *p);
         if (!p)
             return fail(w, MT_ERR_NOMEM, "out of memory");
+        if (w->prev_len)
+            memcpy(p + cap - w->prev_len, w->prev + w->prev_cap - w->prev_len,
+                   w->prev_len * sizeof *p);
+        free(w->prev);
         w->prev = p;
         w->prev_cap = cap;
     }
+    const uint64_t *a = cs + n;
+    uint64_t *b = w->prev + w->prev_cap;
     size_t common = 0, lim = n < w->prev_len ? n : w->prev_len;
-    while (common < lim && cs[n - 1 - common] == w->prev[common])
+    while (common + 4 <= lim) {
+        const uint64_t *x = a - common - 4, *y = b - common - 4;
+        if ((x[0] ^ y[0]) | (x[1] ^ y[1]) | (x[2] ^ y[2]) | (x[3] ^ y[3]))
+            break;
+        common += 4;
+    }
+    while (common < lim && a[-1 - (long)common] == b[-1 - (long)common])
         common++;
-    for (size_t k = common; k < n; k++)
-        w->prev[k] = cs[n - 1 - k];
-    w->prev_len = n;
     size_t new_len = n - common;
+    memcpy(b - n, cs, new_len * sizeof *cs);
+    w->prev_len = n;
 
     int is_short = length >= 1 && length <= 16 && source == MT_SOURCE_MINOR &&
                    nsamples == 1 && new_len <= 255;

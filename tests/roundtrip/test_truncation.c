@@ -27,7 +27,7 @@
 
 #define BIG_FILE (100 * 1024)
 #define BIG_STRIDE 7
-#define BYTE_BUDGET 3e9          /* bytes re-read per file, at most        */
+#define BYTE_BUDGET 2.5e9         /* bytes re-read per file, at most        */
 #define HEAD_WINDOW 96           /* offsets checked after a packet start   */
 #define TAIL_WINDOW 16           /* offsets checked before a packet start  */
 #define MAX_PACKETS 65536
