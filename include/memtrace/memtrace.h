@@ -161,6 +161,18 @@ MT_API const mt_trace_info *mt_reader_info(const mt_reader *r);
  * returned; after an error or MT_EOF, further calls return the same status. */
 MT_API int mt_reader_next(mt_reader *r, mt_event *ev);
 
+/* Callback of mt_reader_scan: return 0 to go on, nonzero to stop. ev and
+ * what it points to are valid during the call only. */
+typedef int (*mt_event_fn)(void *ctx, const mt_event *ev);
+
+/* Call fn for each remaining event: the fastest way through a trace (the
+ * decoder keeps its state in registers between events). Returns MT_EOF at
+ * the end, an error status (after every event before the damage was
+ * delivered), or MT_OK when fn asked to stop; reading can then go on with
+ * mt_reader_next or another scan. fn may call mt_reader_locations but no
+ * other function on this reader. */
+MT_API int mt_reader_scan(mt_reader *r, mt_event_fn fn, void *ctx);
+
 /* The locations of a code. MT_OK with *n possibly 0 (a code with no known
  * source), or MT_ERR_LOCATION if no location event defined the code (so far:
  * location events precede their use). Records are interned and immutable,

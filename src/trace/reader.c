@@ -605,86 +605,161 @@ static int next_slow(mt_reader *r, mt_event *ev)
 #define FAST_MARGIN 16  /* bytes the fast path reads before deciding */
 #if defined(__GNUC__)
 #define likely(x) __builtin_expect(!!(x), 1)
+#define ALWAYS_INLINE inline __attribute__((always_inline))
 #else
 #define likely(x) (x)
+#define ALWAYS_INLINE inline
 #endif
 
-/* The fast path covers what makes up nearly all of a real trace: collects,
- * promotes and short allocations whose vints are one byte, decoded well
- * inside the packet. It checks everything before changing any state, so
- * whenever it declines, next_slow decodes the same event with full checks. */
+/* The decoder state the fast path works on, copied out of the reader so the
+ * compiler can keep it in registers across a run of events. */
+typedef struct fast_state {
+    const uint8_t *p, *pend;
+    uint64_t tbase, tlow, te;
+    uint64_t lb;                   /* max(time_begin, last event time)      */
+    int64_t alloc_id;
+    mt_btr *bt;
+    mt_frames *f;
+    int dom, skip;
+} fast_state;
+
+static ALWAYS_INLINE void fast_load(const mt_reader *r, fast_state *s)
+{
+    domain_state *d = r->cur;
+    s->p = r->p;
+    s->pend = r->pend;
+    s->tbase = r->tbase;
+    s->tlow = r->tlow;
+    s->te = (uint64_t)r->te;
+    s->lb = d && d->last_ts > r->tb ? (uint64_t)d->last_ts : (uint64_t)r->tb;
+    s->alloc_id = r->alloc_id;
+    s->bt = d ? &d->bt : NULL;
+    s->f = d ? &d->last : NULL;
+    s->dom = d ? (int)d->id : 0;
+    s->skip = r->skip_bt;
+}
+
+/* Write back what fast_one changed; lb is the last event's time once an
+ * event was decoded (called only then). */
+static ALWAYS_INLINE void fast_store(mt_reader *r, const fast_state *s)
+{
+    r->p = s->p;
+    r->alloc_id = s->alloc_id;
+    r->cur->last_ts = (int64_t)s->lb;
+}
+
+/* Decode one event if it is of the kinds that make up nearly all of a real
+ * trace: collects and promotes with a one- or three-byte delta, short or
+ * long allocations whose vints are one byte, well inside the packet, and
+ * (for allocations) with every codeword provably inside it. Everything is
+ * checked before any state changes, so when it declines (returns 0),
+ * next_slow decodes the same event with full checks: this adds speed, not
+ * behaviour. */
+static ALWAYS_INLINE int fast_one(fast_state *s, mt_event *ev)
+{
+    const uint8_t *p = s->p;
+    if (s->pend - p < FAST_MARGIN)
+        return 0;
+    uint32_t word = mt_ld32(p);
+    uint64_t low = word & MT_TIME_MASK;
+    uint64_t t = s->tbase + low + ((uint64_t)(low < s->tlow) << MT_TIME_BITS);
+    unsigned code = word >> 25, b1 = p[4];
+    /* one test for time_begin <= t <= time_end and t >= previous event */
+    if (!(t - s->lb <= s->te - s->lb) || b1 > 253)
+        return 0;
+    if (code == MT_EV_COLLECT || code == MT_EV_PROMOTE) {
+        unsigned delta = b1 <= 252 ? b1 : mt_ld16(p + 5);
+        s->p = p + (b1 <= 252 ? 5 : 7);
+        s->lb = t;
+        ev->kind = code == MT_EV_COLLECT ? MT_EVENT_COLLECT : MT_EVENT_PROMOTE;
+        ev->time = (int64_t)t;
+        ev->id = s->alloc_id - 1 - (int64_t)delta;
+        ev->domain = s->dom;
+        ev->backtrace = NULL;
+        ev->backtrace_len = 0;
+        return 1;
+    }
+    unsigned length = code - MT_EV_SHORT_BASE, nsamples = 1, src = 0;
+    unsigned prefix = b1, ncw;
+    const uint8_t *q;
+    if (length - 1 < 16 && b1 <= 252) {
+        ncw = p[5];
+        q = p + 6;
+    } else if (code == MT_EV_ALLOC && b1 <= 252 && p[5] <= 252 &&
+               p[6] <= MT_SOURCE_EXTERNAL && p[7] <= 252) {
+        length = b1;
+        nsamples = p[5];
+        src = p[6];
+        prefix = p[7];
+        ncw = mt_ld16(p + 8);
+        q = p + 10;
+    } else {
+        return 0;
+    }
+    if ((size_t)(s->pend - q) < (size_t)ncw * MT_BT_MAX_CODEWORD)
+        return 0;
+    if (s->skip) {
+        static const uint8_t size[4] = {2, 2, 3, 10};
+        for (unsigned i = 0; i < ncw; i++)
+            q += size[q[0] & 3];
+        ev->backtrace = NULL;
+        ev->backtrace_len = 0;
+    } else {
+        mt_frames *f = s->f;
+        if (prefix > f->len || f->cap - prefix < (size_t)ncw * 256)
+            return 0;
+        f->len = prefix + mt_btr_decode_fast(s->bt, &q, ncw, f->v + prefix);
+        ev->backtrace = f->v;
+        ev->backtrace_len = f->len;
+    }
+    s->p = q;
+    s->lb = t;
+    ev->kind = MT_EVENT_ALLOC;
+    ev->time = (int64_t)t;
+    ev->id = s->alloc_id++;
+    ev->domain = s->dom;
+    ev->source = (mt_source)src;
+    ev->length = length;
+    ev->nsamples = nsamples;
+    ev->common_prefix = prefix;
+    return 1;
+}
+
 int mt_reader_next(mt_reader *r, mt_event *ev)
 {
-    const uint8_t *p = r->p;
-    if (likely(r->pend - p >= FAST_MARGIN)) {
-        uint32_t word = mt_ld32(p);
-        uint64_t low = word & MT_TIME_MASK;
-        uint64_t t = r->tbase + low + ((uint64_t)(low < r->tlow) << MT_TIME_BITS);
-        domain_state *d = r->cur;
-        unsigned code = word >> 25, b1 = p[4];
-        if (likely(t - (uint64_t)r->tb <= r->tspan && (int64_t)t >= d->last_ts &&
-                   b1 <= 253)) {
-            if (code == MT_EV_COLLECT || code == MT_EV_PROMOTE) {
-                /* delta: a one-byte vint, or the three-byte u16 form */
-                unsigned delta = b1 <= 252 ? b1 : mt_ld16(p + 5);
-                d->last_ts = (int64_t)t;
-                r->p = p + (b1 <= 252 ? 5 : 7);
-                ev->kind = code == MT_EV_COLLECT ? MT_EVENT_COLLECT : MT_EVENT_PROMOTE;
-                ev->time = (int64_t)t;
-                ev->id = r->alloc_id - 1 - (int64_t)delta;
-                ev->domain = (int)d->id;
-                ev->backtrace = NULL;
-                ev->backtrace_len = 0;
-                return MT_OK;
-            }
-            /* allocations: short form, or long form with one-byte vints */
-            unsigned length = code - MT_EV_SHORT_BASE, nsamples = 1, src = 0;
-            unsigned prefix = b1, ncw;
-            const uint8_t *q;
-            if (length - 1 < 16 && b1 <= 252) {
-                ncw = p[5];
-                q = p + 6;
-            } else if (code == MT_EV_ALLOC && b1 <= 252 && p[5] <= 252 &&
-                       p[6] <= MT_SOURCE_EXTERNAL && p[7] <= 252) {
-                length = b1;
-                nsamples = p[5];
-                src = p[6];
-                prefix = p[7];
-                ncw = mt_ld16(p + 8);
-                q = p + 10;
-            } else {
-                return next_slow(r, ev);
-            }
-            if ((size_t)(r->pend - q) < (size_t)ncw * MT_BT_MAX_CODEWORD)
-                return next_slow(r, ev);
-            mt_frames *f = &d->last;
-            if (r->skip_bt) {
-                static const uint8_t size[4] = {2, 2, 3, 10};
-                for (unsigned i = 0; i < ncw; i++)
-                    q += size[q[0] & 3];
-                ev->backtrace = NULL;
-                ev->backtrace_len = 0;
-            } else {
-                if (prefix > f->len || f->cap - prefix < (size_t)ncw * 256)
-                    return next_slow(r, ev);
-                f->len = prefix + mt_btr_decode_fast(&d->bt, &q, ncw, f->v + prefix);
-                ev->backtrace = f->v;
-                ev->backtrace_len = f->len;
-            }
-            d->last_ts = (int64_t)t;
-            r->p = q;
-            ev->kind = MT_EVENT_ALLOC;
-            ev->time = (int64_t)t;
-            ev->id = r->alloc_id++;
-            ev->domain = (int)d->id;
-            ev->source = (mt_source)src;
-            ev->length = length;
-            ev->nsamples = nsamples;
-            ev->common_prefix = prefix;
-            return MT_OK;
-        }
+    fast_state s;
+    fast_load(r, &s);
+    if (likely(fast_one(&s, ev))) {
+        fast_store(r, &s);
+        return MT_OK;
     }
     return next_slow(r, ev);
+}
+
+int mt_reader_scan(mt_reader *r, mt_event_fn fn, void *ctx)
+{
+    if (!r || !fn)
+        return MT_ERR_ARG;
+    mt_event ev;
+    for (;;) {
+        fast_state s;
+        fast_load(r, &s);
+        if (fast_one(&s, &ev)) {
+            int stop;
+            do {
+                stop = fn(ctx, &ev);
+            } while (!stop && fast_one(&s, &ev));
+            fast_store(r, &s);
+            if (stop)
+                return MT_OK;
+            continue;
+        }
+        int st = next_slow(r, &ev);
+        if (st)
+            return st;
+        if (fn(ctx, &ev))
+            return MT_OK;
+    }
 }
 
 /* ---- public ----------------------------------------------------------- */

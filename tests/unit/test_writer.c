@@ -12,7 +12,9 @@
  * rejection of ids >= next_id; the short/long alloc form choice of spec 7.2
  * and the A.4 byte sequences; a sink failing with ENOSPC (MT_ERR_IO, sticky,
  * with a message, nothing more written); and fork detection (the child's
- * flush returns MT_ERR_PID_CHANGED and writes nothing into the shared pipe).
+ * flush returns MT_ERR_PID_CHANGED and writes nothing into the shared pipe);
+ * an allocation with an empty (NULL, 0) callstack. Sections can be run on
+ * their own: unit_test_writer <section>... (ctest runs one per test).
  */
 #include <errno.h>
 #include <stdint.h>
@@ -633,16 +635,67 @@ static void test_fork(void)
     free(got.p);
 }
 
-int main(void)
+/* An allocation without frames (callstack NULL, n 0, which the API allows)
+ * as the writer's very first allocation, and again later. */
+static void test_empty_callstack(void)
 {
-    test_first_packet();
-    test_pending_trigger();
-    test_buffer_trigger();
-    test_time_trigger();
-    test_v3_chunks();
-    test_promote_collect();
-    test_forms();
-    test_enospc();
-    test_fork();
+    msink s;
+    mt_writer *w = open_w(&s, 2, 0, NULL);
+    if (!w)
+        return;
+    int64_t id = -1;
+    CHECK_EQ(mt_writer_alloc(w, T0 + 1, 3, 1, MT_SOURCE_MINOR, NULL, 0, NULL, NULL, &id), MT_OK);
+    CHECK_EQ(id, 0);
+    uint64_t one = 0x777;
+    CHECK_EQ(mt_writer_alloc(w, T0 + 2, 3, 1, MT_SOURCE_MINOR, &one, 1, locate, NULL, &id), MT_OK);
+    CHECK_EQ(mt_writer_alloc(w, T0 + 3, 3, 1, MT_SOURCE_MINOR, &one, 0, NULL, NULL, &id), MT_OK);
+    CHECK_EQ(id, 2);
+    CHECK_EQ(mt_writer_close(w), MT_OK);
+    int np = walk_packets(s.p, s.len, pk, 64);
+    CHECK_EQ(np, 3);
+    if (np == 3) {
+        const uint8_t *e = s.p + pk[2].off + 66;
+        CHECK_EQ(tb_ld(e, 4), word_of(103, T0 + 1));    /* A.4: 00 00 */
+        CHECK_EQ(e[4], 0);
+        CHECK_EQ(e[5], 0);
+    }
+    CHECK_EQ(read_back(&s), 3);
+    free(s.p);
+}
+
+static const struct {
+    const char *name;
+    void (*fn)(void);
+} sections[] = {
+    {"first_packet", test_first_packet},
+    {"pending_trigger", test_pending_trigger},
+    {"buffer_trigger", test_buffer_trigger},
+    {"time_trigger", test_time_trigger},
+    {"v3_chunks", test_v3_chunks},
+    {"promote_collect", test_promote_collect},
+    {"forms", test_forms},
+    {"enospc", test_enospc},
+    {"fork", test_fork},
+    {"empty_callstack", test_empty_callstack},
+};
+
+/* No argument: every section. Otherwise only the named ones. */
+int main(int argc, char **argv)
+{
+    size_t ns = sizeof sections / sizeof sections[0];
+    for (size_t i = 0; i < ns; i++) {
+        int run = argc < 2;
+        for (int a = 1; a < argc; a++)
+            run |= strcmp(argv[a], sections[i].name) == 0;
+        if (run)
+            sections[i].fn();
+    }
+    for (int a = 1; a < argc; a++) {
+        size_t i = 0;
+        while (i < ns && strcmp(argv[a], sections[i].name) != 0)
+            i++;
+        if (i == ns)
+            CHECK_FAIL_("unknown section %s", argv[a]);
+    }
     return CHECK_DONE();
 }
