@@ -13,7 +13,8 @@
  * and the A.4 byte sequences; a sink failing with ENOSPC (MT_ERR_IO, sticky,
  * with a message, nothing more written); and fork detection (the child's
  * flush returns MT_ERR_PID_CHANGED and writes nothing into the shared pipe);
- * an allocation with an empty (NULL, 0) callstack. Sections can be run on
+ * an allocation with an empty (NULL, 0) callstack; random callstacks written
+ * and read back with their common prefixes. Sections can be run on
  * their own: unit_test_writer <section>... (ctest runs one per test).
  */
 #include <errno.h>
@@ -663,6 +664,98 @@ static void test_empty_callstack(void)
     free(s.p);
 }
 
+/* Random callstacks sharing outer frames with the previous one, written
+ * and read back: every backtrace (caller first) and common_prefix (the
+ * common suffix of spec 8.5, computed here naively) must come back. */
+static uint64_t rng = 0xD1B54A32D192ED03ULL;
+static uint64_t rnd(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+
+static void test_random_roundtrip(void)
+{
+    enum { N = 2000, MAXL = 300 };
+    static uint64_t stacks[N][MAXL];
+    static size_t lens[N];
+    static int64_t prefix[N];
+    static uint64_t pool[500];
+    for (int i = 0; i < 500; i++)
+        pool[i] = 0x10000 + (rnd() & 0xFFFFFFFFFFULL);
+    msink s;
+    mt_writer *w = open_w(&s, 2, 0, NULL);
+    if (!w)
+        return;
+    for (int e = 0; e < N; e++) {
+        size_t L = rnd() % MAXL;
+        uint64_t *cs = stacks[e];
+        if (e > 0 && rnd() % 4) {
+            /* keep the outer k frames of the previous stack */
+            size_t pl = lens[e - 1], k = pl ? rnd() % (pl + 1) : 0;
+            if (k > L)
+                L = k;
+            for (size_t i = 0; i < k; i++)
+                cs[L - 1 - i] = stacks[e - 1][pl - 1 - i];
+            for (size_t i = 0; i < L - k; i++)
+                cs[i] = pool[rnd() % (e % 2 ? 500 : 12)];
+        } else {
+            for (size_t i = 0; i < L; i++)
+                cs[i] = pool[rnd() % (e % 2 ? 500 : 12)];
+        }
+        lens[e] = L;
+        size_t c = 0;
+        if (e > 0) {
+            size_t pl = lens[e - 1];
+            while (c < L && c < pl && cs[L - 1 - c] == stacks[e - 1][pl - 1 - c])
+                c++;
+        }
+        prefix[e] = (int64_t)c;
+        int64_t t = T0 + e * 1000;      /* crosses the 30 s packet limit */
+        if (mt_writer_alloc(w, t, (int64_t)(rnd() % 20), 1 + (int64_t)(rnd() % 2),
+                            (mt_source)(rnd() % 3), cs, L, locate, NULL, NULL) != MT_OK) {
+            CHECK_FAIL_("alloc %d: %s", e, mt_writer_error(w));
+            break;
+        }
+        if (e % 500 == 499)
+            mt_writer_promote(w, t, e - 3);
+    }
+    CHECK_EQ(mt_writer_close(w), MT_OK);
+    CHECK(walk_packets(s.p, s.len, pk, 64) > 3);
+
+    mt_reader *r = mt_reader_create(NULL);
+    CHECK_EQ(mt_reader_open_memory(r, s.p, s.len), MT_OK);
+    mt_event ev;
+    int e = 0, st;
+    unsigned bad = 0;
+    while ((st = mt_reader_next(r, &ev)) == MT_OK) {
+        if (ev.kind != MT_EVENT_ALLOC)
+            continue;
+        if (e >= N) {
+            bad++;
+            break;
+        }
+        size_t L = lens[e];
+        int ok = ev.id == e && ev.backtrace_len == L && ev.common_prefix == prefix[e];
+        for (size_t i = 0; ok && i < L; i++)
+            ok = ev.backtrace[i] == stacks[e][L - 1 - i];
+        if (!ok && bad++ < 5)
+            CHECK_FAIL_("alloc %d: len %zu (want %zu), prefix %lld (want %lld)", e,
+                        ev.backtrace_len, L, (long long)ev.common_prefix,
+                        (long long)prefix[e]);
+        e++;
+    }
+    CHECK_EQ(st, MT_EOF);
+    if (st != MT_EOF)
+        fprintf(stderr, "reader: %s\n", mt_reader_error(r));
+    CHECK_EQ(e, N);
+    CHECK_EQ(bad, 0);
+    mt_reader_close(r);
+    free(s.p);
+}
+
 static const struct {
     const char *name;
     void (*fn)(void);
@@ -677,6 +770,7 @@ static const struct {
     {"enospc", test_enospc},
     {"fork", test_fork},
     {"empty_callstack", test_empty_callstack},
+    {"random_roundtrip", test_random_roundtrip},
 };
 
 /* No argument: every section. Otherwise only the named ones. */
