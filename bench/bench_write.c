@@ -14,7 +14,9 @@
  * mt_writer_close (last flush). The file is written through the page cache
  * (no fsync). OUT "-" writes to a sink that only counts bytes (encoder cost
  * without the write() calls).
- * Reports events/s and MB/s (10^6 bytes/s of trace written); the last lines
+ * Reports events/s and MB/s (10^6 bytes/s of trace written) from the wall
+ * time, and the CPU time (a wall time well above it means the machine was
+ * busy or the kernel throttled the writes); the last lines
  * are machine-readable "RESULT key value" pairs for run.sh.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -205,7 +207,7 @@ int main(int argc, char **argv)
 
     uint64_t ev = 0, allocs = 0, collects = 0;
     unsigned k = 0;
-    double t0 = bench_now();
+    double t0 = bench_now(), c0 = bench_cpu_now();
     while (ev < n_events) {
         const step *p = &g_pat[k++ & (PATTERN - 1)];
         now += p->dt;
@@ -226,7 +228,7 @@ int main(int argc, char **argv)
         }
     }
     rc = mt_writer_close(w);
-    double t = bench_now() - t0;
+    double t = bench_now() - t0, cpu = bench_cpu_now() - c0;
     if (rc != MT_OK)
         fail("mt_writer_close", rc, NULL);
     uint64_t bytes1 = cs.bytes;
@@ -242,9 +244,14 @@ int main(int argc, char **argv)
     printf("bench_write: %s: %" PRIu64 " events (%" PRIu64 " short allocs, %" PRIu64
            " collects) after warm-up, %d stacks of %d..%d frames\n",
            to_sink ? "(counting sink)" : out, ev, allocs, collects, NSTACKS, 30, 60);
-    printf("  %.3f s, %.2f Mevents/s, %.1f MB/s, %.2f bytes/event, %" PRIu64 " bytes\n", t,
-           (double)ev / t / 1e6, (double)bytes / t / 1e6, (double)bytes / (double)ev, bytes);
+    printf("  %.3f s (cpu %.3f s), %.2f Mevents/s, %.1f MB/s, %.2f bytes/event, %" PRIu64
+           " bytes\n", t, cpu, (double)ev / t / 1e6, (double)bytes / t / 1e6,
+           (double)bytes / (double)ev, bytes);
+    if (t > 1.15 * cpu + 0.002)
+        printf("  WARNING: wall time well above CPU time: the machine was busy"
+               " (or waiting on writeback), figures are low\n");
     printf("RESULT write_s %.4f\n", t);
+    printf("RESULT write_cpu_s %.4f\n", cpu);
     printf("RESULT write_events %" PRIu64 "\n", ev);
     printf("RESULT write_bytes %" PRIu64 "\n", bytes);
     printf("RESULT write_Meps %.2f\n", (double)ev / t / 1e6);

@@ -68,8 +68,9 @@ echo "== bench_dump.sh"
 
 # ---- summary ----------------------------------------------------------------
 get() { sed -n "s/^RESULT $2 //p" "$logdir/$1" | tail -n 1; }
+per_cpu() { awk -v e="$1" -v c="$2" 'BEGIN { if (c > 0) printf "%.1f", e / c / 1e6; else print "-" }'; }
 echo
-echo "== summary (MB = 10^6 bytes; page cache warm, nothing dropped; $(nproc) cores)"
+echo "== summary (MB = 10^6 bytes; page cache warm, nothing dropped; $(nproc) cores; load average now: $(cut -d' ' -f1-3 /proc/loadavg))"
 printf '%-52s %s\n' "generator output deterministic" "$det"
 printf '%-52s %s bytes, %s events, %s B/event\n' "synthetic trace" \
     "$(get decode.txt bytes)" "$(get decode.txt events)" \
@@ -77,13 +78,18 @@ printf '%-52s %s bytes, %s events, %s B/event\n' "synthetic trace" \
 for f in decode.txt decode_ref.txt; do
     label=synthetic; [ "$f" = decode_ref.txt ] && label=$(basename "$DUMP_TRACE")
     printf '%-52s %8s MB/s\n' "read() pass, $label" "$(get $f read_MBps)"
-    printf '%-52s %8s MB/s %8s Mev/s  %5sx read\n' "full decode, $label" \
-        "$(get $f full_MBps)" "$(get $f full_Meps)" "$(get $f full_x_read)"
-    printf '%-52s %8s MB/s %8s Mev/s  %5sx read\n' "skip_backtraces decode, $label" \
-        "$(get $f skip_MBps)" "$(get $f skip_Meps)" "$(get $f skip_x_read)"
+    for pass in full skip; do
+        name="full decode"; [ $pass = skip ] && name="skip_backtraces decode"
+        printf '%-52s %8s MB/s %8s Mev/s  %5sx read  (by CPU time: %s Mev/s)\n' "$name, $label" \
+            "$(get $f ${pass}_MBps)" "$(get $f ${pass}_Meps)" "$(get $f ${pass}_x_read)" \
+            "$(per_cpu "$(get $f events)" "$(get $f ${pass}_cpu_s)")"
+    done
 done
-printf '%-52s %8s MB/s %8s Mev/s\n' "write, to file" "$(get write.txt write_MBps)" "$(get write.txt write_Meps)"
-printf '%-52s %8s MB/s %8s Mev/s\n' "write, counting sink (no I/O)" "$(get write_sink.txt write_MBps)" "$(get write_sink.txt write_Meps)"
+for f in write.txt write_sink.txt; do
+    name="write, to file"; [ $f = write_sink.txt ] && name="write, counting sink (no I/O)"
+    printf '%-52s %8s MB/s %8s Mev/s  (by CPU time: %s Mev/s)\n' "$name" "$(get $f write_MBps)" \
+        "$(get $f write_Meps)" "$(per_cpu "$(get $f write_events)" "$(get $f write_cpu_s)")"
+done
 printf '%-52s %s s (%s MB/s of text, %s bytes)\n' "memtrace dump $(basename "$DUMP_TRACE") | wc -c" \
     "$(get dump.txt dump_median_s)" "$(get dump.txt dump_MBps)" "$(get dump.txt dump_bytes)"
 printf '%-52s %s s\n' "head -c N /dev/zero | wc -c" "$(get dump.txt head_median_s)"

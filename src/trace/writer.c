@@ -281,7 +281,8 @@ int mt_writer_alloc(mt_writer *w, int64_t time, int64_t length,
     while (common < lim && a[-1 - (long)common] == b[-1 - (long)common])
         common++;
     size_t new_len = n - common;
-    memcpy(b - n, cs, new_len * sizeof *cs);
+    if (new_len)                  /* prev is NULL before the first frame */
+        memcpy(b - n, cs, new_len * sizeof *cs);
     w->prev_len = n;
 
     int is_short = length >= 1 && length <= 16 && source == MT_SOURCE_MINOR &&

@@ -203,12 +203,16 @@ static int read_events(mt_reader *r, const evlist *l, size_t cut, int deep,
         if (i >= l->n)
             return failf(cut, "more events than the full trace (%zu)", l->n);
         if (!same_event(&ev, &l->ev[i], l))
-            return failf(cut, "event %zu differs from the full read", i);
+            return failf(cut, "event %zu (kind %d id %" PRId64 " time %" PRId64
+                         " bt_len %zu) differs from the full read (kind %d id %"
+                         PRId64 " time %" PRId64 " bt_len %zu)", i, ev.kind, ev.id,
+                         ev.time, ev.backtrace_len, l->ev[i].ev.kind, l->ev[i].ev.id,
+                         l->ev[i].ev.time, l->ev[i].ev.backtrace_len);
         if (deep && check_codes(r, l, &l->ev[i], cut))
             return 1;
         i++;
     }
-    if (st == MT_OK || (st != MT_EOF && st >= 0))
+    if (st != MT_EOF && st >= 0)
         return failf(cut, "reader ended with status %d", st);
     if (mt_reader_next(r, &ev) != st)
         return failf(cut, "status not sticky after %s", mt_status_name(st));
