@@ -1,7 +1,7 @@
 /*
  * bench_decode.c - read-side throughput benchmark.
  *
- *   bench_decode TRACE [REPS (default 3)] [MODE (all|read|full|skip)]
+ *   bench_decode TRACE [REPS (default 3)] [MODE (all|read|full|skip|scan|scanskip)]
  *
  * In one run, REPS rounds of, interleaved:
  *   read  plain pass: read() the file in 1 MiB chunks and sum it as 64-bit
@@ -10,13 +10,17 @@
  *   full  mt_reader_open_file + mt_reader_next over every event, decoding
  *         backtraces (counts events, sums backtrace_len, xors the innermost
  *         frame so the work cannot be optimised away);
- *   skip  the same with skip_backtraces = 1.
- * Reports, per pass, the best and the median wall time, the least CPU time
- * (a wall time well above it means the machine was busy), MB/s (10^6 bytes of trace
- * per second), events/s, and the ratio of full and skip to the plain read.
+ *   skip  the same with skip_backtraces = 1;
+ *   scan, scanskip  the same two through mt_reader_scan (callback iteration,
+ *         the library's fastest path) instead of mt_reader_next.
+ * All decode passes must agree on the event count (full and scan also on a
+ * checksum of the backtraces). Reports, per pass, the best and the median
+ * wall time, the least CPU time (a wall time well above it means the machine
+ * was busy), MB/s (10^6 bytes of trace per second), events/s, and the ratio
+ * of each decode pass to the plain read.
  * The page cache is not dropped: the file is expected to be warm (the first
  * round warms it), so this measures CPU cost, not disk speed.
- * MODE read|full|skip runs only that pass (e.g. under /usr/bin/time -v to
+ * MODE other than all runs only that pass (e.g. under /usr/bin/time -v to
  * get the peak RSS of a full decode).
  * The last lines are machine-readable "RESULT key value" pairs for run.sh.
  */
@@ -81,7 +85,28 @@ static int pass_read(const char *path, result *res)
     return 0;
 }
 
-static int pass_decode(const char *path, int skip, result *res)
+static void tally(result *t, const mt_event *ev)
+{
+    t->events++;
+    if (ev->kind == MT_EVENT_ALLOC) {
+        t->allocs++;
+        t->frames += ev->backtrace_len;
+        if (ev->backtrace_len)
+            t->check ^= ev->backtrace[ev->backtrace_len - 1];
+        t->check += (uint64_t)ev->length;
+    } else {
+        t->check += (uint64_t)ev->id;
+    }
+}
+
+static int scan_cb(void *ctx, const mt_event *ev)
+{
+    tally(ctx, ev);
+    return 0;
+}
+
+/* Decode every event, with mt_reader_next (scan = 0) or mt_reader_scan. */
+static int pass_decode(const char *path, int skip, int scan, result *res)
 {
     mt_reader_options opt;
     memset(&opt, 0, sizeof opt);
@@ -98,38 +123,40 @@ static int pass_decode(const char *path, int skip, result *res)
         mt_reader_close(r);
         return -1;
     }
-    uint64_t events = 0, allocs = 0, frames = 0, check = 0;
-    mt_event ev;
-    while ((rc = mt_reader_next(r, &ev)) == MT_OK) {
-        events++;
-        if (ev.kind == MT_EVENT_ALLOC) {
-            allocs++;
-            frames += ev.backtrace_len;
-            if (ev.backtrace_len)
-                check ^= ev.backtrace[ev.backtrace_len - 1];
-            check += (uint64_t)ev.length;
-        } else {
-            check += (uint64_t)ev.id;
-        }
+    result t = {0, 0, 0, 0};
+    if (scan) {
+        rc = mt_reader_scan(r, scan_cb, &t);
+    } else {
+        mt_event ev;
+        while ((rc = mt_reader_next(r, &ev)) == MT_OK)
+            tally(&t, &ev);
     }
     if (rc != MT_EOF) {
-        fprintf(stderr, "bench_decode: %s after %" PRIu64 " events: %s: %s\n", path, events,
+        fprintf(stderr, "bench_decode: %s after %" PRIu64 " events: %s: %s\n", path, t.events,
                 mt_status_name(rc), mt_reader_error(r));
         mt_reader_close(r);
         return -1;
     }
     mt_reader_close(r);
-    res->events = events;
-    res->allocs = allocs;
-    res->frames = frames;
-    res->check = check;
+    *res = t;
     return 0;
 }
 
+#define NPASS 5
+
 int main(int argc, char **argv)
 {
+    static const struct {
+        const char *name, *key;
+        int decode, skip, scan;
+    } pass[NPASS] = {{"read (1 MiB chunks)", "read", 0, 0, 0},
+                     {"full (mt_reader_next)", "full", 1, 0, 0},
+                     {"skip (mt_reader_next)", "skip", 1, 1, 0},
+                     {"full (mt_reader_scan)", "scan", 1, 0, 1},
+                     {"skip (mt_reader_scan)", "scanskip", 1, 1, 1}};
     if (argc < 2 || argc > 4) {
-        fprintf(stderr, "usage: %s TRACE [REPS (default 3)] [all|read|full|skip]\n", argv[0]);
+        fprintf(stderr, "usage: %s TRACE [REPS (default 3)] [all|read|full|skip|scan|scanskip]\n",
+                argv[0]);
         return 2;
     }
     const char *path = argv[1];
@@ -139,10 +166,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_decode: REPS must be 1..%d\n", MAX_REPS);
         return 2;
     }
-    int do_read = !strcmp(mode, "all") || !strcmp(mode, "read");
-    int do_full = !strcmp(mode, "all") || !strcmp(mode, "full");
-    int do_skip = !strcmp(mode, "all") || !strcmp(mode, "skip");
-    if (!do_read && !do_full && !do_skip) {
+    int on[NPASS], any = 0;
+    for (int k = 0; k < NPASS; k++)
+        any |= on[k] = !strcmp(mode, "all") || !strcmp(mode, pass[k].key);
+    if (!any) {
         fprintf(stderr, "bench_decode: unknown mode %s\n", mode);
         return 2;
     }
@@ -153,86 +180,75 @@ int main(int argc, char **argv)
     }
     double bytes = (double)sb.st_size;
 
-    double t_read[MAX_REPS], t_full[MAX_REPS], t_skip[MAX_REPS];
-    double c_read[MAX_REPS], c_full[MAX_REPS], c_skip[MAX_REPS];
-    result r_read = {0}, r_full = {0}, r_skip = {0}, tmp;
+    static double wall[NPASS][MAX_REPS], cpu[NPASS][MAX_REPS];
+    result res[NPASS];
+    memset(res, 0, sizeof res);
     for (int i = 0; i < reps; i++) {
-        double t0, c0;
-        if (do_read) {
-            t0 = bench_now();
-            c0 = bench_cpu_now();
-            if (pass_read(path, &tmp))
+        for (int k = 0; k < NPASS; k++) {
+            if (!on[k])
+                continue;
+            result tmp;
+            double t0 = bench_now(), c0 = bench_cpu_now();
+            int rc = pass[k].decode ? pass_decode(path, pass[k].skip, pass[k].scan, &tmp)
+                                    : pass_read(path, &tmp);
+            wall[k][i] = bench_now() - t0;
+            cpu[k][i] = bench_cpu_now() - c0;
+            if (rc)
                 return 1;
-            t_read[i] = bench_now() - t0;
-            c_read[i] = bench_cpu_now() - c0;
-            r_read = tmp;
-        }
-        if (do_full) {
-            t0 = bench_now();
-            c0 = bench_cpu_now();
-            if (pass_decode(path, 0, &tmp))
-                return 1;
-            t_full[i] = bench_now() - t0;
-            c_full[i] = bench_cpu_now() - c0;
-            if (i && (tmp.events != r_full.events || tmp.check != r_full.check)) {
-                fprintf(stderr, "bench_decode: full decode not repeatable\n");
+            if (i && (tmp.events != res[k].events || tmp.check != res[k].check)) {
+                fprintf(stderr, "bench_decode: %s pass not repeatable\n", pass[k].key);
                 return 1;
             }
-            r_full = tmp;
-        }
-        if (do_skip) {
-            t0 = bench_now();
-            c0 = bench_cpu_now();
-            if (pass_decode(path, 1, &tmp))
-                return 1;
-            t_skip[i] = bench_now() - t0;
-            c_skip[i] = bench_cpu_now() - c0;
-            r_skip = tmp;
+            res[k] = tmp;
         }
     }
-    if (do_full && do_skip && r_full.events != r_skip.events) {
-        fprintf(stderr, "bench_decode: full and skip decode disagree: %" PRIu64 " vs %" PRIu64
-                        " events\n", r_full.events, r_skip.events);
+    /* all decode passes must agree (full ones also on the backtraces) */
+    uint64_t events = 0;
+    for (int k = 1; k < NPASS; k++) {
+        if (!on[k])
+            continue;
+        if (events && res[k].events != events) {
+            fprintf(stderr, "bench_decode: decode passes disagree: %" PRIu64 " vs %" PRIu64
+                            " events\n", res[k].events, events);
+            return 1;
+        }
+        events = res[k].events;
+    }
+    if (on[1] && on[3] && (res[1].check != res[3].check || res[1].frames != res[3].frames)) {
+        fprintf(stderr, "bench_decode: mt_reader_next and mt_reader_scan disagree\n");
         return 1;
     }
-    uint64_t events = do_full ? r_full.events : r_skip.events;
 
-    printf("bench_decode: %s, %.0f bytes, %d rounds (read/full/skip interleaved),"
+    printf("bench_decode: %s, %.0f bytes, %d rounds (passes interleaved),"
            " page cache NOT dropped (warm file)\n", path, bytes, reps);
-    if (do_full)
+    const result *full = on[1] ? &res[1] : on[3] ? &res[3] : NULL;
+    if (full)
         printf("  events %" PRIu64 ", allocs %" PRIu64 ", avg event %.2f bytes,"
                " avg backtrace %.1f frames (check %016" PRIx64 ")\n",
-               r_full.events, r_full.allocs, bytes / (double)r_full.events,
-               r_full.allocs ? (double)r_full.frames / (double)r_full.allocs : 0.0,
-               r_full.check);
-    if (do_read)
-        printf("  read pass checksum %016" PRIx64 " over %" PRIu64 " bytes\n", r_read.check,
-               r_read.frames);
+               full->events, full->allocs, bytes / (double)full->events,
+               full->allocs ? (double)full->frames / (double)full->allocs : 0.0, full->check);
+    else if (events)
+        printf("  events %" PRIu64 ", avg event %.2f bytes\n", events, bytes / (double)events);
+    if (on[0])
+        printf("  read pass checksum %016" PRIx64 " over %" PRIu64 " bytes\n", res[0].check,
+               res[0].frames);
     printf("  %-22s %9s %9s %9s %10s %12s %9s\n", "pass", "best s", "median s", "cpu s",
            "MB/s(best)", "Mevents/s", "x read");
-    double best_read = do_read ? bench_min(t_read, reps) : 0;
-    struct {
-        const char *name, *key;
-        int on;
-        double *t, *c;
-    } rows[3] = {{"read (1 MiB chunks)", "read", do_read, t_read, c_read},
-                 {"full decode", "full", do_full, t_full, c_full},
-                 {"skip_backtraces", "skip", do_skip, t_skip, c_skip}};
+    double best_read = on[0] ? bench_min(wall[0], reps) : 0;
     int busy = 0;
-    for (int k = 0; k < 3; k++) {
-        if (!rows[k].on)
+    for (int k = 0; k < NPASS; k++) {
+        if (!on[k])
             continue;
-        double best = bench_min(rows[k].t, reps), med = bench_median(rows[k].t, reps);
-        char ratio[32] = "-";
-        if (do_read)
+        double best = bench_min(wall[k], reps), med = bench_median(wall[k], reps);
+        double c = bench_min(cpu[k], reps);
+        if (best > 1.15 * c + 0.002)
+            busy = 1;
+        char ratio[32] = "-", evs[32] = "-";
+        if (on[0])
             snprintf(ratio, sizeof ratio, "%.2f", best / best_read);
-        char evs[32] = "-";
         if (k > 0)
             snprintf(evs, sizeof evs, "%.1f", (double)events / best / 1e6);
-        double cpu = bench_min(rows[k].c, reps);
-        if (best > 1.15 * cpu + 0.002)
-            busy = 1;
-        printf("  %-22s %9.3f %9.3f %9.3f %10.0f %12s %9s\n", rows[k].name, best, med, cpu,
+        printf("  %-22s %9.3f %9.3f %9.3f %10.0f %12s %9s\n", pass[k].name, best, med, c,
                bytes / best / 1e6, evs, ratio);
     }
     printf("  (x read = best time of the pass / best time of the plain read;"
@@ -241,18 +257,18 @@ int main(int argc, char **argv)
         printf("  WARNING: wall time well above CPU time: the machine was busy, figures are low\n");
     printf("RESULT bytes %.0f\n", bytes);
     printf("RESULT events %" PRIu64 "\n", events);
-    for (int k = 0; k < 3; k++) {
-        if (!rows[k].on)
+    for (int k = 0; k < NPASS; k++) {
+        if (!on[k])
             continue;
-        double best = bench_min(rows[k].t, reps);
-        printf("RESULT %s_best_s %.4f\n", rows[k].key, best);
-        printf("RESULT %s_median_s %.4f\n", rows[k].key, bench_median(rows[k].t, reps));
-        printf("RESULT %s_cpu_s %.4f\n", rows[k].key, bench_min(rows[k].c, reps));
-        printf("RESULT %s_MBps %.1f\n", rows[k].key, bytes / best / 1e6);
+        double best = bench_min(wall[k], reps);
+        printf("RESULT %s_best_s %.4f\n", pass[k].key, best);
+        printf("RESULT %s_median_s %.4f\n", pass[k].key, bench_median(wall[k], reps));
+        printf("RESULT %s_cpu_s %.4f\n", pass[k].key, bench_min(cpu[k], reps));
+        printf("RESULT %s_MBps %.1f\n", pass[k].key, bytes / best / 1e6);
         if (k > 0)
-            printf("RESULT %s_Meps %.2f\n", rows[k].key, (double)events / best / 1e6);
-        if (do_read && k > 0)
-            printf("RESULT %s_x_read %.2f\n", rows[k].key, best / best_read);
+            printf("RESULT %s_Meps %.2f\n", pass[k].key, (double)events / best / 1e6);
+        if (on[0] && k > 0)
+            printf("RESULT %s_x_read %.2f\n", pass[k].key, best / best_read);
     }
     return 0;
 }

@@ -78,8 +78,13 @@ printf '%-52s %s bytes, %s events, %s B/event\n' "synthetic trace" \
 for f in decode.txt decode_ref.txt; do
     label=synthetic; [ "$f" = decode_ref.txt ] && label=$(basename "$DUMP_TRACE")
     printf '%-52s %8s MB/s\n' "read() pass, $label" "$(get $f read_MBps)"
-    for pass in full skip; do
-        name="full decode"; [ $pass = skip ] && name="skip_backtraces decode"
+    for pass in full skip scan scanskip; do
+        case $pass in
+            full) name="full decode (next)" ;;
+            skip) name="skip_backtraces (next)" ;;
+            scan) name="full decode (scan)" ;;
+            scanskip) name="skip_backtraces (scan)" ;;
+        esac
         printf '%-52s %8s MB/s %8s Mev/s  %5sx read  (by CPU time: %s Mev/s)\n' "$name, $label" \
             "$(get $f ${pass}_MBps)" "$(get $f ${pass}_Meps)" "$(get $f ${pass}_x_read)" \
             "$(per_cpu "$(get $f events)" "$(get $f ${pass}_cpu_s)")"
