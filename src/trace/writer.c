@@ -272,6 +272,10 @@ int mt_writer_alloc(mt_writer *w, int64_t time, int64_t length,
     const uint64_t *a = cs + n;
     uint64_t *b = w->prev + w->prev_cap;
     size_t common = 0, lim = n < w->prev_len ? n : w->prev_len;
+    /* Consecutive stacks usually differ only near the allocation site:
+     * try everything but the innermost 8 frames with one memcmp first. */
+    if (lim > 8 && memcmp(a - (lim - 8), b - (lim - 8), (lim - 8) * sizeof *a) == 0)
+        common = lim - 8;
     while (common + 4 <= lim) {
         const uint64_t *x = a - common - 4, *y = b - common - 4;
         if ((x[0] ^ y[0]) | (x[1] ^ y[1]) | (x[2] ^ y[2]) | (x[3] ^ y[3]))
