@@ -16,6 +16,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "codec/backtrace.h"
 #include "codec/location.h"
@@ -239,6 +242,28 @@ static int add_pending(mt_writer *w, uint64_t code, mt_locate_fn locate,
 
 /* ---- events ----------------------------------------------------------- */
 
+/* Are the 8 frames at x and y equal? (one branch for 64 bytes) */
+static inline int same8(const uint64_t *x, const uint64_t *y)
+{
+#if defined(__SSE2__)
+    __m128i d = _mm_or_si128(
+        _mm_or_si128(_mm_xor_si128(_mm_loadu_si128((const __m128i *)x),
+                                   _mm_loadu_si128((const __m128i *)y)),
+                     _mm_xor_si128(_mm_loadu_si128((const __m128i *)(x + 2)),
+                                   _mm_loadu_si128((const __m128i *)(y + 2)))),
+        _mm_or_si128(_mm_xor_si128(_mm_loadu_si128((const __m128i *)(x + 4)),
+                                   _mm_loadu_si128((const __m128i *)(y + 4))),
+                     _mm_xor_si128(_mm_loadu_si128((const __m128i *)(x + 6)),
+                                   _mm_loadu_si128((const __m128i *)(y + 6)))));
+    return _mm_movemask_epi8(_mm_cmpeq_epi8(d, _mm_setzero_si128())) == 0xFFFF;
+#else
+    uint64_t d = 0;
+    for (int i = 0; i < 8; i++)
+        d |= x[i] ^ y[i];
+    return d == 0;
+#endif
+}
+
 int mt_writer_alloc(mt_writer *w, int64_t time, int64_t length,
                     int64_t nsamples, mt_source source,
                     const uint64_t *cs, size_t n,
@@ -253,7 +278,7 @@ int mt_writer_alloc(mt_writer *w, int64_t time, int64_t length,
 
     /* Common suffix with the previous callstack (spec 8.5). The previous
      * callstack is kept callee first and right-aligned in w->prev, so both
-     * are walked in the same direction, four frames per test, and only the
+     * are walked in the same direction, eight frames per test, and only the
      * frames that changed are stored. */
     if (n > w->prev_cap) {
         size_t cap = w->prev_cap ? w->prev_cap : 256;
@@ -276,12 +301,8 @@ int mt_writer_alloc(mt_writer *w, int64_t time, int64_t length,
      * try everything but the innermost 8 frames with one memcmp first. */
     if (lim > 8 && memcmp(a - (lim - 8), b - (lim - 8), (lim - 8) * sizeof *a) == 0)
         common = lim - 8;
-    while (common + 4 <= lim) {
-        const uint64_t *x = a - common - 4, *y = b - common - 4;
-        if ((x[0] ^ y[0]) | (x[1] ^ y[1]) | (x[2] ^ y[2]) | (x[3] ^ y[3]))
-            break;
-        common += 4;
-    }
+    while (common + 8 <= lim && same8(a - common - 8, b - common - 8))
+        common += 8;
     while (common < lim && a[-1 - (long)common] == b[-1 - (long)common])
         common++;
     size_t new_len = n - common;

@@ -616,10 +616,10 @@ static size_t common_prefix_len(const uint64_t *a, size_t na,
     return i;
 }
 
-static int write_alloc(wctx *c)
+/* The next callstack as codes, caller first and callee first. */
+static size_t next_codes(wctx *c, uint64_t *caller, uint64_t *callee)
 {
     size_t cs[MAX_DEPTH];
-    uint64_t caller[MAX_DEPTH], callee[MAX_DEPTH];
     size_t n = next_callstack(&c->g, cs);
     for (size_t i = 0; i < n; i++) {
         site *st = &c->g.p->sites[cs[i]];
@@ -627,6 +627,13 @@ static int write_alloc(wctx *c)
         caller[i] = st->code;
         callee[n - 1 - i] = st->code;
     }
+    return n;
+}
+
+static int write_alloc(wctx *c)
+{
+    uint64_t caller[MAX_DEPTH], callee[MAX_DEPTH];
+    size_t n = next_codes(c, caller, callee);
     xevent *e = stream_push(c->s);
     e->kind = MT_EVENT_ALLOC;
     e->time = c->time;
