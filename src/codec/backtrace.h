@@ -50,15 +50,12 @@ void mt_btw_verifier(mt_btw *w, uint16_t *ix, uint16_t *pred, uint64_t *val);
 
 /* ---- reader ----------------------------------------------------------- */
 
-/* A bucket's code and prediction side by side: following a prediction
- * chain then costs one cache line per frame instead of two. */
-typedef struct mt_btr_bucket {
-    uint64_t loc;
-    uint64_t pred;      /* a bucket index; 64 bits keep the record 16 bytes */
-} mt_btr_bucket;
-
+/* Codes and predictions in separate arrays: a prediction chain is a run of
+ * dependent loads through pred[], which at 32 KiB stays in the L1 cache,
+ * while the independent loads of loc[] overlap with it. */
 typedef struct mt_btr {
-    mt_btr_bucket b[MT_BT_BUCKETS];
+    uint16_t pred[MT_BT_BUCKETS];
+    uint64_t loc[MT_BT_BUCKETS];
 } mt_btr;
 
 /* Check a header's verifier against the cache: 1 = ok. */
@@ -67,7 +64,7 @@ static inline int mt_btr_verify(const mt_btr *r, unsigned ix, unsigned pred,
 {
     if (ix == MT_VERIFY_NONE)
         return 1;
-    return ix < MT_BT_BUCKETS && r->b[ix].pred == pred && r->b[ix].loc == mt_canon(val);
+    return ix < MT_BT_BUCKETS && r->pred[ix] == pred && r->loc[ix] == mt_canon(val);
 }
 
 /* Growable frame buffer (the reader's "previous backtrace"). */
@@ -91,7 +88,8 @@ static inline long mt_btr_decode(mt_btr *restrict r, const uint8_t **pp,
                                  mt_frames *f, size_t at)
 {
     const uint8_t *p = *pp;
-    mt_btr_bucket *restrict bk = r->b;
+    uint64_t *restrict loc = r->loc;
+    uint16_t *restrict pred = r->pred;
     uint64_t *out = f->v;
     size_t cap = f->cap;
     unsigned prev = 0;
@@ -107,19 +105,19 @@ static inline long mt_btr_decode(mt_btr *restrict r, const uint8_t **pp,
             return -2;
         unsigned w = mt_ld16(p);
         unsigned b = w >> 2;
-        bk[prev].pred = b;
+        pred[prev] = (uint16_t)b;
         p += 2;
         switch (w & 3) {
         case 0:
-            out[len++] = bk[b].loc;
+            out[len++] = loc[b];
             prev = b;
             break;
         case 3:
             if (end && end - p < 8)
                 return -2;
-            bk[b].loc = mt_canon(mt_ld64(p));
+            loc[b] = mt_canon(mt_ld64(p));
             p += 8;
-            out[len++] = bk[b].loc;
+            out[len++] = loc[b];
             prev = b;
             break;
         default: {
@@ -129,11 +127,11 @@ static inline long mt_btr_decode(mt_btr *restrict r, const uint8_t **pp,
                     return -2;
                 k = *p++;
             }
-            out[len++] = bk[b].loc;
+            out[len++] = loc[b];
             prev = b;
             while (k--) {
-                prev = (unsigned)bk[prev].pred;
-                out[len++] = bk[prev].loc;
+                prev = pred[prev];
+                out[len++] = loc[prev];
             }
             break;
         }
@@ -151,27 +149,28 @@ static inline size_t mt_btr_decode_fast(mt_btr *restrict r, const uint8_t **pp,
                                         unsigned n, uint64_t *restrict out)
 {
     const uint8_t *p = *pp;
-    mt_btr_bucket *restrict bk = r->b;
+    uint64_t *restrict loc = r->loc;
+    uint16_t *restrict pred = r->pred;
     unsigned prev = 0;
     size_t len = 0;
     for (unsigned i = 0; i < n; i++) {
         unsigned w = mt_ld16(p);
         unsigned b = w >> 2, tag = w & 3;
-        bk[prev].pred = b;
+        pred[prev] = (uint16_t)b;
         prev = b;
         if (tag == 3) {
             uint64_t x = mt_canon(mt_ld64(p + 2));
-            bk[b].loc = x;
+            loc[b] = x;
             out[len++] = x;
             p += 10;
             continue;
         }
-        out[len++] = bk[b].loc;
+        out[len++] = loc[b];
         unsigned k = tag == 2 ? p[2] : tag;
         p += 2 + (tag == 2);
         while (k--) {
-            prev = (unsigned)bk[prev].pred;
-            out[len++] = bk[prev].loc;
+            prev = pred[prev];
+            out[len++] = loc[prev];
         }
     }
     *pp = p;

@@ -602,7 +602,7 @@ static int next_slow(mt_reader *r, mt_event *ev)
     }
 }
 
-#define FAST_MARGIN 16  /* bytes the fast path reads before deciding */
+#define FAST_MARGIN 24  /* bytes the fast path reads before deciding */
 #if defined(__GNUC__)
 #define likely(x) __builtin_expect(!!(x), 1)
 #define ALWAYS_INLINE inline __attribute__((always_inline))
@@ -655,6 +655,25 @@ static ALWAYS_INLINE void fast_store(mt_reader *r, const fast_state *s)
  * checked before any state changes, so when it declines (returns 0),
  * next_slow decodes the same event with full checks: this adds speed, not
  * behaviour. */
+/* A vint in the 1-, 3- or 5-byte form, or NULL (9-byte form: slow path). */
+static ALWAYS_INLINE const uint8_t *fast_vint(const uint8_t *p, int64_t *v)
+{
+    unsigned t = p[0];
+    if (t <= 252) {
+        *v = t;
+        return p + 1;
+    }
+    if (t == 253) {
+        *v = mt_ld16(p + 1);
+        return p + 3;
+    }
+    if (t == 254) {
+        *v = (int32_t)mt_ld32(p + 1);
+        return p + 5;
+    }
+    return NULL;
+}
+
 static ALWAYS_INLINE int fast_one(fast_state *s, mt_event *ev)
 {
     const uint8_t *p = s->p;
@@ -679,20 +698,22 @@ static ALWAYS_INLINE int fast_one(fast_state *s, mt_event *ev)
         ev->backtrace_len = 0;
         return 1;
     }
-    unsigned length = code - MT_EV_SHORT_BASE, nsamples = 1, src = 0;
-    unsigned prefix = b1, ncw;
+    int64_t length = (int64_t)code - MT_EV_SHORT_BASE, nsamples = 1;
+    unsigned src = 0, prefix = b1, ncw;
     const uint8_t *q;
-    if (length - 1 < 16 && b1 <= 252) {
+    if ((uint64_t)length - 1 < 16 && b1 <= 252) {
         ncw = p[5];
         q = p + 6;
-    } else if (code == MT_EV_ALLOC && b1 <= 252 && p[5] <= 252 &&
-               p[6] <= MT_SOURCE_EXTERNAL && p[7] <= 252) {
-        length = b1;
-        nsamples = p[5];
-        src = p[6];
-        prefix = p[7];
-        ncw = mt_ld16(p + 8);
-        q = p + 10;
+    } else if (code == MT_EV_ALLOC) {
+        /* length and nsamples may take the 1-, 3- or 5-byte vint forms */
+        q = fast_vint(p + 4, &length);
+        q = q ? fast_vint(q, &nsamples) : NULL;
+        if (!q || q[0] > MT_SOURCE_EXTERNAL || q[1] > 252)
+            return 0;
+        src = q[0];
+        prefix = q[1];
+        ncw = mt_ld16(q + 2);
+        q += 4;
     } else {
         return 0;
     }
