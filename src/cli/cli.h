@@ -27,6 +27,18 @@ int cmd_dump(int argc, char **argv);
 void usage_dump(FILE *out);
 int cmd_copy(int argc, char **argv);
 void usage_copy(FILE *out);
+int cmd_info(int argc, char **argv);
+void usage_info(FILE *out);
+int cmd_check(int argc, char **argv);
+void usage_check(FILE *out);
+int cmd_flamegraph(int argc, char **argv);
+void usage_flamegraph(FILE *out);
+int cmd_hotspots(int argc, char **argv);
+void usage_hotspots(FILE *out);
+int cmd_subsample(int argc, char **argv);
+void usage_subsample(FILE *out);
+int cmd_strip_names(int argc, char **argv);
+void usage_strip_names(FILE *out);
 
 /* "memtrace CMD: " + message + newline on stderr. */
 void cli_error(const char *cmd, const char *fmt, ...)

@@ -11,6 +11,12 @@
 static const cli_command commands[] = {
     {"dump", "print every event of a trace, one per line", cmd_dump, usage_dump},
     {"copy", "re-encode a trace (optionally as format v003)", cmd_copy, usage_copy},
+    {"info", "describe a trace: program, host, rate, allocation statistics", cmd_info, usage_info},
+    {"check", "validate every packet and event; summary and first error", cmd_check, usage_check},
+    {"flamegraph", "folded stacks for flamegraph.pl / inferno", cmd_flamegraph, usage_flamegraph},
+    {"hotspots", "allocation sites and their main callers", cmd_hotspots, usage_hotspots},
+    {"subsample", "keep each sample with probability 1/FACTOR", cmd_subsample, usage_subsample},
+    {"strip-names", "drop names and backtraces (shareable trace)", cmd_strip_names, usage_strip_names},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 
@@ -24,7 +30,7 @@ static void usage(FILE *out)
             "\n"
             "Commands:\n");
     for (size_t i = 0; i < NCOMMANDS; i++)
-        fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+        fprintf(out, "  %-12s %s\n", commands[i].name, commands[i].summary);
     fprintf(out,
             "\n"
             "Run 'memtrace COMMAND --help' for a command's options.\n"
