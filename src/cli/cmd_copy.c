@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/progress.h"
 
 void usage_copy(FILE *out)
 {
@@ -39,12 +40,15 @@ static int locate(void *ctx, uint64_t code, const mt_location **locs, size_t *n)
 /* Copy every event; returns EXIT_OK or EXIT_DATA (message printed). */
 static int copy_events(mt_reader *r, mt_writer *w, const char *in)
 {
+    cli_progress prog;
+    progress_start(&prog, "memtrace copy", in);
     uint64_t *cs = NULL;
     size_t cap = 0;
     mt_event ev;
     int st, rc = EXIT_OK;
     while ((st = mt_reader_next(r, &ev)) == MT_OK) {
         int ws;
+        progress_tick(&prog, r);
         if (ev.kind == MT_EVENT_ALLOC) {
             if (ev.backtrace_len > cap) {
                 cap = ev.backtrace_len * 2;
@@ -81,6 +85,7 @@ static int copy_events(mt_reader *r, mt_writer *w, const char *in)
             break;
         }
     }
+    progress_done(&prog);
     if (rc == EXIT_OK && st != MT_EOF) {
         cli_error("copy", "%s: %s (the events before it were copied)", in,
                   mt_reader_error(r));

@@ -13,6 +13,7 @@
 
 #include "cli/cli.h"
 #include "cli/output.h"
+#include "cli/progress.h"
 
 void usage_dump(FILE *out)
 {
@@ -281,8 +282,11 @@ int cmd_dump(int argc, char **argv)
     if (st == MT_OK) {
         const mt_trace_info *info = mt_reader_info(r);
         int v3 = info->format_version >= 3;
+        cli_progress prog;
+        progress_start(&prog, "memtrace dump", path);
         mt_event ev;
         while ((st = mt_reader_next(r, &ev)) == MT_OK) {
+            progress_tick(&prog, r);
             int64_t dt = ev.time - info->start_time;
             if (ev.kind == MT_EVENT_ALLOC) {
                 uint64_t bad = 0;
@@ -306,6 +310,7 @@ int cmd_dump(int argc, char **argv)
             if (s.out.err)
                 break;
         }
+        progress_done(&prog);
     }
     out_flush(&s.out);
     if (rc == EXIT_OK && st != MT_EOF) {

@@ -1,0 +1,54 @@
+/*
+ * progress.c - the progress line of long-running commands; see progress.h.
+ */
+#include "cli/progress.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void progress_start(cli_progress *p, const char *label, const char *path)
+{
+    memset(p, 0, sizeof *p);
+    p->label = label;
+    p->enabled = isatty(STDERR_FILENO);
+    struct stat st;
+    if (path && stat(path, &st) == 0 && S_ISREG(st.st_mode))
+        p->total = (uint64_t)st.st_size;
+    p->start = p->last = now_s();
+}
+
+void progress_update(cli_progress *p, uint64_t done)
+{
+    double t = now_s();
+    if (t - p->start < 1.0 || t - p->last < 0.2)
+        return;
+    p->last = t;
+    p->shown = 1;
+    if (p->total)
+        fprintf(stderr, "\r%s: %3.0f%% (%.0f of %.0f MB, %.0f MB/s)  ", p->label,
+                100.0 * (double)done / (double)p->total, (double)done / 1e6,
+                (double)p->total / 1e6, (double)done / 1e6 / (t - p->start));
+    else
+        fprintf(stderr, "\r%s: %.0f MB read (%.0f MB/s)  ", p->label,
+                (double)done / 1e6, (double)done / 1e6 / (t - p->start));
+    fflush(stderr);
+}
+
+void progress_done(cli_progress *p)
+{
+    if (p->shown) {
+        fprintf(stderr, "\r%*s\r", 72, "");
+        fflush(stderr);
+    }
+    p->shown = 0;
+}

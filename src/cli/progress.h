@@ -1,0 +1,33 @@
+/*
+ * progress.h - a progress line on stderr for long runs: shown only when
+ * stderr is a terminal and the run has lasted more than a second, updated at
+ * most five times a second, erased when the work is done.
+ */
+#ifndef MT_PROGRESS_H
+#define MT_PROGRESS_H
+
+#include <stdint.h>
+
+#include "memtrace/memtrace.h"
+
+typedef struct cli_progress {
+    int enabled, shown;
+    uint64_t total;          /* bytes of input, 0 if unknown */
+    uint64_t ticks;
+    double start, last;
+    const char *label;
+} cli_progress;
+
+/* label: the command's name; path: its input (for the total size). */
+void progress_start(cli_progress *p, const char *label, const char *path);
+void progress_update(cli_progress *p, uint64_t done_bytes);
+void progress_done(cli_progress *p);
+
+/* Cheap to call per event: looks at the clock every 65536 calls. */
+static inline void progress_tick(cli_progress *p, const mt_reader *r)
+{
+    if (p->enabled && (++p->ticks & 0xFFFF) == 0)
+        progress_update(p, mt_reader_offset(r));
+}
+
+#endif /* MT_PROGRESS_H */
