@@ -29,6 +29,15 @@ enum {
 #define MT_TIME_BITS 25
 #define MT_TIME_MASK ((1u << MT_TIME_BITS) - 1)
 
+/* An event's 64-bit time from its header word and the packet's time_begin
+ * (spec 3.2): the low 25 bits, moved past a 2^25 boundary if they wrapped. */
+static inline uint64_t mt_event_time(uint64_t time_begin, uint32_t word)
+{
+    uint64_t low = word & MT_TIME_MASK;
+    uint64_t t = (time_begin & ~(uint64_t)MT_TIME_MASK) + low;
+    return low < (time_begin & MT_TIME_MASK) ? t + ((uint64_t)1 << MT_TIME_BITS) : t;
+}
+
 typedef struct mt_header {
     uint32_t magic;
     uint32_t size_bits;

@@ -267,10 +267,7 @@ static int read_info(mt_reader *r)
     uint64_t off = h.header_size;
     if (content < 4 || mt_ld32(p) >> 25 != MT_EV_INFO)
         return fail(r, MT_ERR_FORMAT, off, "malformed trace: trace info packet code");
-    uint64_t t = (h.time_begin & ~(uint64_t)MT_TIME_MASK) + (mt_ld32(p) & MT_TIME_MASK);
-    if ((mt_ld32(p) & MT_TIME_MASK) < (h.time_begin & MT_TIME_MASK))
-        t += (uint64_t)1 << MT_TIME_BITS;
-    if (t != h.time_begin)
+    if (mt_event_time(h.time_begin, mt_ld32(p)) != h.time_begin)
         return fail(r, MT_ERR_FORMAT, off, "malformed trace: trace info packet time");
     p += 4;
     mt_trace_info *info = &r->info;
@@ -528,11 +525,7 @@ static int next_slow(mt_reader *r, mt_event *ev)
         }
         uint64_t off = off_of(r, p);
         uint32_t word = mt_ld32(p);
-        uint64_t tb = (uint64_t)r->tb;
-        uint64_t low = word & MT_TIME_MASK;
-        uint64_t t = (tb & ~(uint64_t)MT_TIME_MASK) + low;
-        if (low < (tb & MT_TIME_MASK))
-            t += (uint64_t)1 << MT_TIME_BITS;
+        uint64_t t = mt_event_time((uint64_t)r->tb, word);
         if ((int64_t)t < r->tb || (int64_t)t > r->te)
             return fail(r, MT_ERR_FORMAT, off, "malformed trace: time in packet bounds");
         domain_state *d = r->cur;
