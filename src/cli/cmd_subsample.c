@@ -1,17 +1,568 @@
 /*
- * cmd_subsample.c - placeholder until the command lands (being written now).
+ * cmd_subsample.c - `memtrace subsample [OPTIONS] IN OUT FACTOR [START END]`:
+ * keep each sample with probability 1/FACTOR (spec 11.5). The output's
+ * sample rate is the input's divided by FACTOR; an allocation survives with
+ * the number of its samples that were kept (binomial), under a new
+ * sequential id; promotions and collections of surviving allocations follow
+ * them, everything else is dropped. Memory use is bounded by the number of
+ * surviving allocations not yet collected (a hash map old id -> new id).
  */
+#include <errno.h>
+#include <math.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
 #include "cli/cli.h"
+
+#define CMD "subsample"
 
 void usage_subsample(FILE *out)
 {
-    fprintf(out, "memtrace subsample: not available in this build yet\n");
+    fprintf(out,
+            "Usage: memtrace subsample [OPTIONS] IN OUT FACTOR [START END]\n"
+            "\n"
+            "Write to OUT a sparser version of the trace IN, as if it had been\n"
+            "recorded with a sample rate FACTOR times lower, to make a large trace\n"
+            "smaller and faster to analyse. Every sample of every allocation is kept\n"
+            "independently with probability 1/FACTOR. An allocation with at least\n"
+            "one kept sample is written with the number of samples kept, its own\n"
+            "timestamp, length, source and backtrace, and a new object id (0, 1,\n"
+            "2, ... in output order); the others are dropped, as are allocations\n"
+            "without samples (count <= 0). Promotions and collections of kept\n"
+            "allocations follow them under their new ids; all other promotions and\n"
+            "collections are dropped. OUT's trace info is IN's with the sample rate\n"
+            "divided by FACTOR; timestamps are unchanged.\n"
+            "\n"
+            "With START and END, only allocations made at least START and less than\n"
+            "END whole seconds after the start of the trace are considered:\n"
+            "    START <= floor((time - start time) / 1e6) < END\n"
+            "(with FACTOR 1 this cuts a time window out of the trace).\n"
+            "\n"
+            "Arguments:\n"
+            "  IN          the trace to read (format v001, v002 or v003)\n"
+            "  OUT         the trace to write (created or truncated); must not be\n"
+            "              IN, even under another name\n"
+            "  FACTOR      integer >= 1; FACTOR 1 keeps every sample, so every\n"
+            "              allocation with samples is copied with its id\n"
+            "  START END   integers (seconds since the start of the trace; may be\n"
+            "              negative)\n"
+            "\n"
+            "Options:\n"
+            "  --seed N             seed the random generator with N, an integer\n"
+            "                       from 0 to 18446744073709551615: runs with the\n"
+            "                       same seed, input and arguments write identical\n"
+            "                       files. Without --seed the generator is seeded\n"
+            "                       from the clock and the process id, and the\n"
+            "                       result differs from run to run.\n"
+            "  --format-version N   write format version N: 2 (default) or 3\n"
+            "                       (v003 with a single domain)\n"
+            "  --                   end of options (for file names starting with -)\n"
+            "  -h, --help           show this help\n"
+            "\n"
+            "If IN is damaged, OUT receives the result for every event before the\n"
+            "damage (a valid trace), the problem and its offset are reported on\n"
+            "stderr and the command exits with status 1.\n"
+            "\n"
+            "Examples:\n"
+            "  memtrace subsample big.ctf small.ctf 100\n"
+            "  memtrace subsample --seed 1 app.ctf startup.ctf 1 0 10\n"
+            "\n"
+            "Exit status: 0 success, 1 bad trace or I/O error, 2 bad usage.\n");
+}
+
+/* ---- random numbers: xoshiro256** seeded through splitmix64 ------------- */
+
+typedef struct rng {
+    uint64_t s[4];
+} rng;
+
+static uint64_t splitmix64(uint64_t *x)
+{
+    uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+static void rng_seed(rng *g, uint64_t seed)
+{
+    for (int i = 0; i < 4; i++)
+        g->s[i] = splitmix64(&seed);
+}
+
+static inline uint64_t rotl(uint64_t x, int k)
+{
+    return (x << k) | (x >> (64 - k));
+}
+
+static uint64_t rng_next(rng *g)
+{
+    uint64_t *s = g->s;
+    uint64_t result = rotl(s[1] * 5, 7) * 9;
+    uint64_t t = s[1] << 17;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = rotl(s[3], 45);
+    return result;
+}
+
+/* Uniform in (0, 1]: never 0, so its logarithm is finite. */
+static double rng_unit(rng *g)
+{
+    return (double)((rng_next(g) >> 11) + 1) * 0x1.0p-53;
+}
+
+/* Standard normal (Marsaglia's polar method). */
+static double rng_normal(rng *g)
+{
+    for (;;) {
+        double u = 2 * rng_unit(g) - 1, v = 2 * rng_unit(g) - 1;
+        double s = u * u + v * v;
+        if (s > 0 && s < 1)
+            return u * sqrt(-2 * log(s) / s);
+    }
+}
+
+/* log(1 + t) - t without cancellation for small t. */
+static double log1p_minus(double t)
+{
+    if (t > -1e-3 && t < 1e-3) {
+        double t2 = t * t;
+        return -t2 / 2 + t2 * t / 3 - t2 * t2 / 4 + t2 * t2 * t / 5;
+    }
+    return log1p(t) - t;
+}
+
+/* Gamma(a, 1) for a >= 1 (Marsaglia and Tsang). The acceptance test
+ * d - d*v + d*log(v) is computed from t = c*x without cancellation, so it
+ * stays exact for the huge shapes binomial splitting uses. */
+static double rng_gamma(rng *g, double a)
+{
+    double d = a - 1.0 / 3, c = 1 / sqrt(9 * d);
+    for (;;) {
+        double x = rng_normal(g), t = c * x;
+        if (t <= -1)
+            continue;
+        double v = (1 + t) * (1 + t) * (1 + t);
+        /* 1 - v + log v = 3(log1p(t) - t) - 3t^2 - t^3 */
+        double f = 3 * log1p_minus(t) - 3 * t * t - t * t * t;
+        if (log(rng_unit(g)) < 0.5 * x * x + d * f)
+            return d * v;
+    }
+}
+
+/* Binomial(n, p), 0 < p < 1: the number of successes among n independent
+ * trials. Small expected counts skip from success to success with geometric
+ * gaps; large n is first reduced by Knuth's beta splitting (TAOCP 3.4.1,
+ * exercise 3.4.1-F): the a-th smallest of n uniforms is Beta(a, n+1-a), and
+ * it tells how many of the a-1 or n-a other ones fall below p. */
+static int64_t rng_binomial(rng *g, int64_t n, double p)
+{
+    int64_t base = 0;
+    while (n > 0 && p > 0) {
+        if (p >= 1)
+            return base + n;
+        double q = p < 0.5 ? p : 1 - p;
+        if ((double)n * q < 32) {
+            /* Few of the rarer outcome expected: jump from one to the next
+             * with geometric gaps, about n*q+1 steps. */
+            double l = log1p(-q);
+            int64_t pos = 0, k = 0;
+            for (;;) {
+                /* trials up to and including the next one: 1 + floor(gap) */
+                double gap = log(rng_unit(g)) / l;
+                if (gap >= (double)(n - pos))
+                    break;
+                pos += (int64_t)gap + 1;
+                k++;
+            }
+            return base + (p < 0.5 ? k : n - k);
+        }
+        int64_t a = n / 2 + 1, b = n + 1 - a;
+        double ga = rng_gamma(g, (double)a), gb = rng_gamma(g, (double)b);
+        double x = ga / (ga + gb);
+        if (x >= p) {           /* the a-th smallest is above p */
+            n = a - 1;
+            p = p / x;
+        } else {                /* a of them are below p */
+            base += a;
+            n = b - 1;
+            p = (p - x) / (1 - x);
+        }
+    }
+    return base;
+}
+
+/* ---- old id -> new id map (open addressing, linear probing) ----------- */
+
+typedef struct idmap {
+    int64_t *keys, *vals;
+    unsigned char *used;
+    size_t cap, len;        /* cap: power of two */
+} idmap;
+
+static size_t id_hash(int64_t k, size_t mask)
+{
+    uint64_t x = (uint64_t)k * 0x9e3779b97f4a7c15ULL;
+    return (size_t)(x ^ (x >> 29)) & mask;
+}
+
+static int idmap_grow(idmap *m)
+{
+    size_t ncap = m->cap ? m->cap * 2 : 1024;
+    int64_t *nk = malloc(ncap * sizeof *nk), *nv = malloc(ncap * sizeof *nv);
+    unsigned char *nu = calloc(ncap, 1);
+    if (!nk || !nv || !nu) {
+        free(nk);
+        free(nv);
+        free(nu);
+        return -1;
+    }
+    for (size_t i = 0; i < m->cap; i++) {
+        if (!m->used[i])
+            continue;
+        size_t j = id_hash(m->keys[i], ncap - 1);
+        while (nu[j])
+            j = (j + 1) & (ncap - 1);
+        nu[j] = 1;
+        nk[j] = m->keys[i];
+        nv[j] = m->vals[i];
+    }
+    free(m->keys);
+    free(m->vals);
+    free(m->used);
+    m->keys = nk;
+    m->vals = nv;
+    m->used = nu;
+    m->cap = ncap;
+    return 0;
+}
+
+/* Slot of key k, or (size_t)-1 when absent. */
+static size_t idmap_find(const idmap *m, int64_t k)
+{
+    if (!m->cap)
+        return (size_t)-1;
+    size_t mask = m->cap - 1;
+    for (size_t j = id_hash(k, mask); m->used[j]; j = (j + 1) & mask)
+        if (m->keys[j] == k)
+            return j;
+    return (size_t)-1;
+}
+
+static int idmap_put(idmap *m, int64_t k, int64_t v)
+{
+    size_t j = idmap_find(m, k);
+    if (j != (size_t)-1) {
+        m->vals[j] = v;
+        return 0;
+    }
+    if ((m->len + 1) * 4 > m->cap * 3 && idmap_grow(m))
+        return -1;
+    size_t mask = m->cap - 1;
+    for (j = id_hash(k, mask); m->used[j]; j = (j + 1) & mask)
+        ;
+    m->used[j] = 1;
+    m->keys[j] = k;
+    m->vals[j] = v;
+    m->len++;
+    return 0;
+}
+
+/* Remove slot j (backward-shift deletion keeps probe chains intact). */
+static void idmap_remove_slot(idmap *m, size_t j)
+{
+    size_t mask = m->cap - 1, i = j;
+    for (;;) {
+        i = (i + 1) & mask;
+        if (!m->used[i])
+            break;
+        size_t h = id_hash(m->keys[i], mask);
+        /* Move i into the hole j unless its home h lies cyclically in (j, i]. */
+        if ((i > j && (h <= j || h > i)) || (i < j && (h <= j && h > i))) {
+            m->keys[j] = m->keys[i];
+            m->vals[j] = m->vals[i];
+            j = i;
+        }
+    }
+    m->used[j] = 0;
+    m->len--;
+}
+
+static void idmap_free(idmap *m)
+{
+    free(m->keys);
+    free(m->vals);
+    free(m->used);
+}
+
+/* ---- argument parsing ------------------------------------------------- */
+
+/* Decimal integer, optional sign, whole string, in range. */
+static int parse_int64(const char *s, int64_t *v)
+{
+    char *end;
+    if (!*s || (s[0] != '-' && s[0] != '+' && (s[0] < '0' || s[0] > '9')))
+        return -1;
+    errno = 0;
+    long long x = strtoll(s, &end, 10);
+    if (errno || *end)
+        return -1;
+    *v = x;
+    return 0;
+}
+
+static int parse_uint64(const char *s, uint64_t *v)
+{
+    char *end;
+    if (s[0] < '0' || s[0] > '9')
+        return -1;
+    errno = 0;
+    unsigned long long x = strtoull(s, &end, 10);
+    if (errno || *end)
+        return -1;
+    *v = x;
+    return 0;
+}
+
+/* Looks like a negative number (a positional START/END, not an option). */
+static int is_negative_number(const char *s)
+{
+    if (s[0] != '-' || !s[1])
+        return 0;
+    for (s++; *s; s++)
+        if (*s < '0' || *s > '9')
+            return 0;
+    return 1;
+}
+
+static int same_file(const char *a, const char *b)
+{
+    if (strcmp(a, b) == 0)
+        return 1;
+    struct stat sa, sb;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+           sa.st_ino == sb.st_ino;
+}
+
+/* floor(dt / 1e6) for any sign of dt. */
+static int64_t whole_seconds(int64_t dt)
+{
+    int64_t q = dt / 1000000;
+    if (dt % 1000000 < 0)
+        q--;
+    return q;
+}
+
+/* ---- the work --------------------------------------------------------- */
+
+typedef struct sub_params {
+    int64_t factor;
+    int windowed;
+    int64_t start, end;
+} sub_params;
+
+static int locate(void *ctx, uint64_t code, const mt_location **locs, size_t *n)
+{
+    return mt_reader_locations(ctx, code, locs, n) == MT_OK ? 0 : -1;
+}
+
+static int subsample_events(mt_reader *r, mt_writer *w, const char *in,
+                            const sub_params *sp, rng *g)
+{
+    const int64_t t0 = mt_reader_info(r)->start_time;
+    const double p = 1.0 / (double)sp->factor;
+    idmap map = {0};
+    uint64_t *cs = NULL;
+    size_t cap = 0;
+    mt_event ev;
+    int st, rc = EXIT_OK;
+    while ((st = mt_reader_next(r, &ev)) == MT_OK) {
+        int ws = MT_OK;
+        if (ev.kind == MT_EVENT_ALLOC) {
+            if (sp->windowed) {
+                int64_t s = whole_seconds(ev.time - t0);
+                if (s < sp->start || s >= sp->end)
+                    continue;
+            }
+            if (ev.nsamples <= 0)
+                continue;
+            int64_t kept = sp->factor == 1 ? ev.nsamples
+                                           : rng_binomial(g, ev.nsamples, p);
+            if (kept <= 0)
+                continue;
+            if (ev.backtrace_len > cap) {
+                size_t ncap = ev.backtrace_len * 2;
+                uint64_t *np = realloc(cs, ncap * sizeof *np);
+                if (!np) {
+                    cli_error(CMD, "out of memory");
+                    rc = EXIT_DATA;
+                    break;
+                }
+                cs = np;
+                cap = ncap;
+            }
+            size_t n = ev.backtrace_len;
+            for (size_t i = 0; i < n; i++)      /* caller first -> callee first */
+                cs[i] = ev.backtrace[n - 1 - i];
+            int64_t id;
+            ws = mt_writer_alloc(w, ev.time, ev.length, kept, ev.source, cs, n,
+                                 locate, r, &id);
+            if (ws == MT_OK && idmap_put(&map, ev.id, id)) {
+                cli_error(CMD, "out of memory");
+                rc = EXIT_DATA;
+                break;
+            }
+        } else {
+            size_t j = idmap_find(&map, ev.id);
+            if (j == (size_t)-1)
+                continue;
+            int64_t id = map.vals[j];
+            if (ev.kind == MT_EVENT_PROMOTE) {
+                ws = mt_writer_promote(w, ev.time, id);
+            } else {
+                idmap_remove_slot(&map, j);
+                ws = mt_writer_collect(w, ev.time, id);
+            }
+        }
+        if (ws != MT_OK) {
+            cli_error(CMD, "%s: event at offset %llu: %s", in,
+                      (unsigned long long)mt_reader_offset(r), mt_writer_error(w));
+            rc = EXIT_DATA;
+            break;
+        }
+    }
+    if (rc == EXIT_OK && st != MT_EOF) {
+        cli_error(CMD, "%s: %s (the events before it were subsampled)", in,
+                  mt_reader_error(r));
+        rc = EXIT_DATA;
+    }
+    free(cs);
+    idmap_free(&map);
+    return rc;
 }
 
 int cmd_subsample(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    usage_subsample(stderr);
-    return EXIT_USAGE;
+    const char *pos[5];
+    int npos = 0, version = 2, have_seed = 0;
+    uint64_t seed = 0;
+    int opts_done = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (opts_done) {
+            if (npos == 5)
+                return cli_usage_error(CMD, "too many arguments");
+            pos[npos++] = a;
+            continue;
+        }
+        if (strcmp(a, "--") == 0) {
+            opts_done = 1;
+            continue;
+        }
+        if (cli_is_help(a)) {
+            usage_subsample(stdout);
+            return EXIT_OK;
+        }
+        if (strcmp(a, "--format-version") == 0 ||
+            strncmp(a, "--format-version=", 17) == 0) {
+            const char *v = a[16] == '=' ? a + 17 : (i + 1 < argc ? argv[++i] : NULL);
+            if (!v || (strcmp(v, "2") != 0 && strcmp(v, "3") != 0))
+                return cli_usage_error(CMD, "--format-version takes 2 or 3");
+            version = v[0] - '0';
+            continue;
+        }
+        if (strcmp(a, "--seed") == 0 || strncmp(a, "--seed=", 7) == 0) {
+            const char *v = a[6] == '=' ? a + 7 : (i + 1 < argc ? argv[++i] : NULL);
+            if (!v)
+                return cli_usage_error(CMD, "--seed needs a value");
+            if (parse_uint64(v, &seed))
+                return cli_usage_error(CMD, "--seed takes an integer from 0 to "
+                                       "18446744073709551615 (got '%s')", v);
+            have_seed = 1;
+            continue;
+        }
+        if (a[0] == '-' && a[1] != 0 && !is_negative_number(a))
+            return cli_usage_error(CMD, "unknown option '%s'", a);
+        if (npos == 5)
+            return cli_usage_error(CMD, "too many arguments");
+        pos[npos++] = a;
+    }
+    if (npos != 3 && npos != 5)
+        return cli_usage_error(CMD, npos < 3 ? "expected IN OUT FACTOR [START END]"
+                                             : "START needs an END");
+    const char *in = pos[0], *out = pos[1];
+    sub_params sp = {0};
+    if (parse_int64(pos[2], &sp.factor) || sp.factor < 1)
+        return cli_usage_error(CMD, "FACTOR must be an integer >= 1 (got '%s')",
+                               pos[2]);
+    if (npos == 5) {
+        sp.windowed = 1;
+        if (parse_int64(pos[3], &sp.start))
+            return cli_usage_error(CMD, "START must be an integer (got '%s')", pos[3]);
+        if (parse_int64(pos[4], &sp.end))
+            return cli_usage_error(CMD, "END must be an integer (got '%s')", pos[4]);
+    }
+    if (same_file(in, out))
+        return cli_usage_error(CMD, "OUT must not be the input file (%s)", out);
+
+    rng g;
+    if (!have_seed) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        seed = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+        seed ^= (uint64_t)getpid() << 40 ^ (uint64_t)getpid();
+    }
+    rng_seed(&g, seed);
+
+    mt_reader_options ropt = {0};
+    ropt.diag = cli_print_diag;
+    mt_reader *r = mt_reader_create(&ropt);
+    if (!r) {
+        cli_error(CMD, "out of memory");
+        return EXIT_DATA;
+    }
+    if (mt_reader_open_file(r, in) != MT_OK) {
+        cli_error(CMD, "%s: %s", in, mt_reader_error(r));
+        mt_reader_close(r);
+        return EXIT_DATA;
+    }
+    mt_trace_info info = *mt_reader_info(r);
+    info.sample_rate /= (double)sp.factor;
+    int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        cli_error(CMD, "cannot create %s: %s", out, strerror(errno));
+        mt_reader_close(r);
+        return EXIT_DATA;
+    }
+    mt_writer_options wopt = {0};
+    wopt.format_version = version;
+    mt_writer *w;
+    char err[256];
+    int rc = EXIT_OK;
+    if (mt_writer_open_fd(&w, fd, &info, &wopt, err, sizeof err)) {
+        cli_error(CMD, "%s: %s", out, err);
+        rc = EXIT_DATA;
+    } else {
+        rc = subsample_events(r, w, in, &sp, &g);
+        if (mt_writer_finish(w) != MT_OK && rc == EXIT_OK) {
+            cli_error(CMD, "%s: %s", out, mt_writer_error(w));
+            rc = EXIT_DATA;
+        }
+        mt_writer_close(w);
+    }
+    if (close(fd) != 0 && rc == EXIT_OK) {
+        cli_error(CMD, "%s: %s", out, strerror(errno));
+        rc = EXIT_DATA;
+    }
+    mt_reader_close(r);
+    return rc;
 }
