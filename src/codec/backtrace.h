@@ -142,9 +142,12 @@ static inline long mt_btr_decode(mt_btr *restrict r, const uint8_t **pp,
 }
 
 /* The same decode without any checks: the caller guarantees n *
- * MT_BT_MAX_CODEWORD readable input bytes and room for n * 256 frames at
- * out. Tags 0 and 1 are hits followed by 0 and 1 predictions, so they share
- * the predicted-frames loop with tag 2. */
+ * MT_BT_MAX_CODEWORD readable input bytes and room for n * 256 + 1 frames
+ * at out. Written for the branch predictor: hits (tags 0, 1, 2) share one
+ * path, the first predicted frame is computed and stored whether or not the
+ * codeword asks for it (only the length says whether it counts), and only
+ * hitN with two or more predictions and misses take branches, which are
+ * rare. */
 static inline size_t mt_btr_decode_fast(mt_btr *restrict r, const uint8_t **pp,
                                         unsigned n, uint64_t *restrict out)
 {
@@ -157,20 +160,26 @@ static inline size_t mt_btr_decode_fast(mt_btr *restrict r, const uint8_t **pp,
         unsigned w = mt_ld16(p);
         unsigned b = w >> 2, tag = w & 3;
         pred[prev] = (uint16_t)b;
-        prev = b;
         if (tag == 3) {
             uint64_t x = mt_canon(mt_ld64(p + 2));
             loc[b] = x;
             out[len++] = x;
             p += 10;
+            prev = b;
             continue;
         }
-        out[len++] = loc[b];
         unsigned k = tag == 2 ? p[2] : tag;
         p += 2 + (tag == 2);
-        while (k--) {
-            prev = pred[prev];
-            out[len++] = loc[prev];
+        out[len] = loc[b];
+        unsigned c = pred[b];
+        out[len + 1] = loc[c];
+        len += 1 + (k != 0);
+        prev = k ? c : b;
+        if (k > 1) {
+            for (k--; k; k--) {
+                prev = pred[prev];
+                out[len++] = loc[prev];
+            }
         }
     }
     *pp = p;

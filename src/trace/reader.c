@@ -720,7 +720,7 @@ static ALWAYS_INLINE int fast_one(fast_state *s, mt_event *ev)
         ev->backtrace_len = 0;
     } else {
         mt_frames *f = s->f;
-        if (prefix > f->len || f->cap - prefix < (size_t)ncw * 256)
+        if (prefix > f->len || f->cap - prefix < (size_t)ncw * 256 + 1)
             return 0;
         f->len = prefix + mt_btr_decode_fast(s->bt, &q, ncw, f->v + prefix);
         ev->backtrace = f->v;
