@@ -242,25 +242,27 @@ static int add_pending(mt_writer *w, uint64_t code, mt_locate_fn locate,
 
 /* ---- events ----------------------------------------------------------- */
 
-/* Are the 8 frames at x and y equal? (one branch for 64 bytes) */
-static inline int same8(const uint64_t *x, const uint64_t *y)
+/* How many of the 8 frames ending at x and y (x[7], x[6], ...) are equal,
+ * counting down from x[7] to the first difference: 8 when all are. */
+static inline unsigned same_top8(const uint64_t *x, const uint64_t *y)
 {
 #if defined(__SSE2__)
-    __m128i d = _mm_or_si128(
-        _mm_or_si128(_mm_xor_si128(_mm_loadu_si128((const __m128i *)x),
-                                   _mm_loadu_si128((const __m128i *)y)),
-                     _mm_xor_si128(_mm_loadu_si128((const __m128i *)(x + 2)),
-                                   _mm_loadu_si128((const __m128i *)(y + 2)))),
-        _mm_or_si128(_mm_xor_si128(_mm_loadu_si128((const __m128i *)(x + 4)),
-                                   _mm_loadu_si128((const __m128i *)(y + 4))),
-                     _mm_xor_si128(_mm_loadu_si128((const __m128i *)(x + 6)),
-                                   _mm_loadu_si128((const __m128i *)(y + 6)))));
-    return _mm_movemask_epi8(_mm_cmpeq_epi8(d, _mm_setzero_si128())) == 0xFFFF;
+    uint64_t eq = 0;
+    for (int i = 0; i < 4; i++) {          /* 16 mask bits per 2 frames */
+        __m128i c = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(x + 2 * i)),
+                                   _mm_loadu_si128((const __m128i *)(y + 2 * i)));
+        eq |= (uint64_t)(unsigned)_mm_movemask_epi8(c) << (16 * i);
+    }
+    uint64_t ne = ~eq;                     /* bit j: byte j differs */
+    if (!ne)
+        return 8;
+    unsigned top = 63 - (unsigned)__builtin_clzll(ne);
+    return 7 - top / 8;
 #else
-    uint64_t d = 0;
-    for (int i = 0; i < 8; i++)
-        d |= x[i] ^ y[i];
-    return d == 0;
+    unsigned k = 0;
+    while (k < 8 && x[7 - k] == y[7 - k])
+        k++;
+    return k;
 #endif
 }
 
@@ -278,7 +280,7 @@ int mt_writer_alloc(mt_writer *w, int64_t time, int64_t length,
 
     /* Common suffix with the previous callstack (spec 8.5). The previous
      * callstack is kept callee first and right-aligned in w->prev, so both
-     * are walked in the same direction, eight frames per test, and only the
+     * are walked in the same direction, eight frames per step, and only the
      * frames that changed are stored. */
     if (n > w->prev_cap) {
         size_t cap = w->prev_cap ? w->prev_cap : 256;
@@ -301,10 +303,15 @@ int mt_writer_alloc(mt_writer *w, int64_t time, int64_t length,
      * try everything but the innermost 8 frames with one memcmp first. */
     if (lim > 8 && memcmp(a - (lim - 8), b - (lim - 8), (lim - 8) * sizeof *a) == 0)
         common = lim - 8;
-    while (common + 8 <= lim && same8(a - common - 8, b - common - 8))
-        common += 8;
+    while (lim - common >= 8) {
+        unsigned k = same_top8(a - common - 8, b - common - 8);
+        common += k;
+        if (k < 8)
+            goto walked;
+    }
     while (common < lim && a[-1 - (long)common] == b[-1 - (long)common])
         common++;
+walked:;
     size_t new_len = n - common;
     if (new_len)                  /* prev is NULL before the first frame */
         memcpy(b - n, cs, new_len * sizeof *cs);
