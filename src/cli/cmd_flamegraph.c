@@ -1,17 +1,681 @@
 /*
- * cmd_flamegraph.c - placeholder until the command lands (being written now).
+ * cmd_flamegraph.c - `memtrace flamegraph [OPTIONS] TRACE`: folded stacks
+ * ("a;b;c COUNT" lines) for flamegraph.pl, inferno or speedscope, in the
+ * format of the reference flamegraph tool (spec 11.3).
+ *
+ * Each allocation's backtrace becomes a path of frame names, caller first:
+ * every location of every code contributes its function name (codes with no
+ * location contribute nothing), and only the first occurrence of each name
+ * is kept (this also collapses runs of equal names, and folds recursion into
+ * its outermost call). The path's node in a trie of names gets the
+ * allocation's sample count. The trie is printed depth first, children in
+ * byte order of their names; a node is printed when its count is positive
+ * and its path has at least two names (the reference never prints paths of
+ * one name, so their samples are lost; we keep that for identical output).
+ *
+ * Counts are OCaml ints in the reference: sums wrap at 63 bits, and so do
+ * ours (only visible on deliberately absurd traces such as synth-abuse).
+ *
+ * Memory: the trie (distinct paths), the names, one entry per location code
+ * and, with --live-at-end, one entry per live object. Nothing per event.
  */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
 #include "cli/cli.h"
+#include "cli/output.h"
 
 void usage_flamegraph(FILE *out)
 {
-    fprintf(out, "memtrace flamegraph: not available in this build yet\n");
+    fprintf(out,
+            "Usage: memtrace flamegraph [OPTIONS] TRACE\n"
+            "\n"
+            "Summarise the sampled allocations of TRACE as folded stacks, the input\n"
+            "format of flamegraph.pl, inferno-flamegraph and speedscope:\n"
+            "  memtrace flamegraph prog.ctf | flamegraph.pl > prog.svg\n"
+            "Without options the output is byte for byte that of the reference\n"
+            "memtrace flamegraph tool.\n"
+            "\n"
+            "Output: one line per distinct stack, 'FRAME1;FRAME2;...;FRAMEN WEIGHT',\n"
+            "outermost caller first. Each frame is a function name (one per inlined\n"
+            "location; codes without a location are left out). Only the first\n"
+            "occurrence of a name in a stack is kept, so recursion is folded into its\n"
+            "outermost call. WEIGHT is the number of samples allocated with exactly\n"
+            "that stack. Lines appear in depth-first order, siblings sorted bytewise;\n"
+            "stacks of a single frame are not printed (as in the reference tool).\n"
+            "\n"
+            "Options:\n"
+            "  --bytes         weight in bytes: samples / sample rate * word size\n"
+            "                  (the trace's word size, 8 bytes on 64-bit), rounded\n"
+            "  --lines         frames as 'FUNCTION (FILE:LINE)' instead of FUNCTION\n"
+            "  --inverted      callee first (allocation site at the root): for icicle\n"
+            "                  graphs and 'who allocates' views\n"
+            "  --live-at-end   count only allocations still live at the end of the\n"
+            "                  trace (never collected): what a leak would retain\n"
+            "  -h, --help      show this help\n"
+            "\n"
+            "Collections of unknown or already collected objects are ignored (the\n"
+            "reference tool stops with an assertion failure). Skipped packets are\n"
+            "reported on standard error. TRACE '-' reads standard input.\n"
+            "\n"
+            "Exit status: 0 success, 1 malformed trace, unknown location code or\n"
+            "I/O error (nothing is printed), 2 bad usage.\n");
+}
+
+/* Sum of two OCaml ints: wraps at 63 bits, result sign-extended. */
+static inline int64_t add63(int64_t a, int64_t b)
+{
+    uint64_t s = ((uint64_t)a + (uint64_t)b) << 1;
+    return (int64_t)s >> 1;
+}
+
+/* ---- uint64 -> uint64 hash map (linear probing, backward-shift delete) -- */
+
+typedef struct u64map {
+    uint64_t *keys;
+    uint64_t *vals;
+    unsigned char *used;
+    size_t cap, n;
+} u64map;
+
+static inline size_t u64_slot(uint64_t k, size_t cap)
+{
+    k ^= k >> 33;
+    k *= 0xff51afd7ed558ccdULL;
+    k ^= k >> 33;
+    return (size_t)k & (cap - 1);
+}
+
+static int u64map_grow(u64map *m)
+{
+    size_t cap = m->cap ? m->cap * 2 : 1024;
+    u64map t = {calloc(cap, 8), calloc(cap, 8), calloc(cap, 1), cap, m->n};
+    if (!t.keys || !t.vals || !t.used) {
+        free(t.keys);
+        free(t.vals);
+        free(t.used);
+        return -1;
+    }
+    for (size_t i = 0; i < m->cap; i++) {
+        if (!m->used[i])
+            continue;
+        size_t j = u64_slot(m->keys[i], cap);
+        while (t.used[j])
+            j = (j + 1) & (cap - 1);
+        t.used[j] = 1;
+        t.keys[j] = m->keys[i];
+        t.vals[j] = m->vals[i];
+    }
+    free(m->keys);
+    free(m->vals);
+    free(m->used);
+    *m = t;
+    return 0;
+}
+
+/* Pointer to the value of k, or NULL. */
+static inline uint64_t *u64map_get(const u64map *m, uint64_t k)
+{
+    if (!m->cap)
+        return NULL;
+    for (size_t j = u64_slot(k, m->cap);; j = (j + 1) & (m->cap - 1)) {
+        if (!m->used[j])
+            return NULL;
+        if (m->keys[j] == k)
+            return &m->vals[j];
+    }
+}
+
+/* Insert or overwrite; 0, or -1 when out of memory. */
+static int u64map_put(u64map *m, uint64_t k, uint64_t v)
+{
+    if ((m->n + 1) * 2 > m->cap && u64map_grow(m))
+        return -1;
+    size_t j = u64_slot(k, m->cap);
+    while (m->used[j] && m->keys[j] != k)
+        j = (j + 1) & (m->cap - 1);
+    if (!m->used[j]) {
+        m->used[j] = 1;
+        m->keys[j] = k;
+        m->n++;
+    }
+    m->vals[j] = v;
+    return 0;
+}
+
+/* Remove k; returns 1 if it was present (value in *v). */
+static int u64map_del(u64map *m, uint64_t k, uint64_t *v)
+{
+    if (!m->cap)
+        return 0;
+    size_t mask = m->cap - 1, j = u64_slot(k, m->cap);
+    for (;; j = (j + 1) & mask) {
+        if (!m->used[j])
+            return 0;
+        if (m->keys[j] == k)
+            break;
+    }
+    *v = m->vals[j];
+    /* Backward shift: move later members of the probe run into the hole. */
+    size_t hole = j;
+    for (size_t i = (j + 1) & mask; m->used[i]; i = (i + 1) & mask) {
+        size_t home = u64_slot(m->keys[i], m->cap);
+        /* i may move to hole if home is not cyclically in (hole, i]. */
+        int stays = hole <= i ? (home > hole && home <= i)
+                              : (home > hole || home <= i);
+        if (!stays) {
+            m->keys[hole] = m->keys[i];
+            m->vals[hole] = m->vals[i];
+            hole = i;
+        }
+    }
+    m->used[hole] = 0;
+    m->n--;
+    return 1;
+}
+
+static void u64map_free(u64map *m)
+{
+    free(m->keys);
+    free(m->vals);
+    free(m->used);
+    memset(m, 0, sizeof *m);
+}
+
+/* ---- state ------------------------------------------------------------- */
+
+typedef struct name_rec {
+    uint32_t off, len;          /* into fg.text */
+} name_rec;
+
+typedef struct node {
+    int64_t count;              /* samples, 63-bit wrapping sum */
+    uint32_t name;
+    uint32_t first_child;       /* 0 = none (node 0 is the root) */
+    uint32_t next_sibling;
+} node;
+
+typedef struct fg {
+    mt_reader *r;
+    int opt_lines, opt_inverted, opt_live;
+    /* interned frame names */
+    char *text;
+    size_t text_len, text_cap;
+    name_rec *names;
+    size_t nnames, names_cap;
+    uint32_t *name_slots;       /* open addressing: name id + 1, 0 = empty */
+    size_t name_slots_cap;
+    uint32_t *seen;             /* per name: generation it was last used in */
+    uint32_t gen;
+    /* code -> (offset << 32 | count) into code_names */
+    u64map codes;
+    uint32_t *code_names;
+    size_t code_names_len, code_names_cap;
+    /* the trie */
+    node *nodes;
+    size_t nnodes, nodes_cap;
+    u64map children;            /* parent << 32 | name -> child */
+    /* --live-at-end: object id -> trie node, object id -> nsamples */
+    u64map live_node, live_samples;
+    /* v3 only: ids collected before their allocation was read. Domains
+     * write their packets independently, so a collect may come before the
+     * allocation it refers to (spec 7.3); v2 readers reject that. */
+    u64map early_collect;
+    int v3;
+    /* per-alloc scratch */
+    uint32_t *path;
+    size_t path_cap;
+    /* error report */
+    int err;                    /* 0, -1 unknown code, -2 out of memory */
+    uint64_t bad_code;
+} fg;
+
+/* Make the array at *pp (any object pointer type, passed as its address)
+ * hold at least need elements. 0, or -1 when out of memory. The pointer is
+ * copied in and out with memcpy, so no T ** is accessed as void **. */
+static int grow(void *pp, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return 0;
+    size_t c = *cap ? *cap : 64;
+    while (c < need)
+        c *= 2;
+    void *p;
+    memcpy(&p, pp, sizeof p);
+    void *q = realloc(p, c * elem);
+    if (!q)
+        return -1;
+    memcpy(pp, &q, sizeof q);
+    *cap = c;
+    return 0;
+}
+
+static inline uint64_t str_hash(const char *s, size_t n)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
+    return h;
+}
+
+static int name_slots_grow(fg *g)
+{
+    size_t cap = g->name_slots_cap ? g->name_slots_cap * 2 : 1024;
+    uint32_t *s = calloc(cap, sizeof *s);
+    if (!s)
+        return -1;
+    for (size_t i = 0; i < g->nnames; i++) {
+        size_t j = str_hash(g->text + g->names[i].off, g->names[i].len) & (cap - 1);
+        while (s[j])
+            j = (j + 1) & (cap - 1);
+        s[j] = (uint32_t)i + 1;
+    }
+    free(g->name_slots);
+    g->name_slots = s;
+    g->name_slots_cap = cap;
+    return 0;
+}
+
+/* Id of the name s[0..n), interned on first use; -1 when out of memory. */
+static int64_t intern(fg *g, const char *s, size_t n)
+{
+    if ((g->nnames + 1) * 2 > g->name_slots_cap && name_slots_grow(g))
+        return -1;
+    size_t mask = g->name_slots_cap - 1;
+    size_t j = str_hash(s, n) & mask;
+    for (; g->name_slots[j]; j = (j + 1) & mask) {
+        const name_rec *nr = &g->names[g->name_slots[j] - 1];
+        if (nr->len == n && memcmp(g->text + nr->off, s, n) == 0)
+            return g->name_slots[j] - 1;
+    }
+    if (g->text_len + n > UINT32_MAX || g->nnames >= UINT32_MAX - 1)
+        return -1;
+    if (g->nnames == g->names_cap) {
+        size_t cap = g->names_cap ? g->names_cap * 2 : 256;
+        name_rec *nr = realloc(g->names, cap * sizeof *nr);
+        if (!nr)
+            return -1;
+        g->names = nr;
+        uint32_t *sn = realloc(g->seen, cap * sizeof *sn);
+        if (!sn)
+            return -1;
+        g->seen = sn;
+        g->names_cap = cap;
+    }
+    if (grow(&g->text, &g->text_cap, g->text_len + n, 1))
+        return -1;
+    memcpy(g->text + g->text_len, s, n);
+    size_t id = g->nnames++;
+    g->names[id].off = (uint32_t)g->text_len;
+    g->names[id].len = (uint32_t)n;
+    g->seen[id] = 0;
+    g->text_len += n;
+    g->name_slots[j] = (uint32_t)id + 1;
+    return (int64_t)id;
+}
+
+/* The frame names of a code: *first and *count into g->code_names.
+ * Returns 0, -1 for a code no location event defined, -2 out of memory. */
+static int code_frames(fg *g, uint64_t code, size_t *first, size_t *count)
+{
+    uint64_t *v = u64map_get(&g->codes, code);
+    if (v) {
+        *first = (size_t)(*v >> 32);
+        *count = (size_t)(*v & 0xffffffffu);
+        return 0;
+    }
+    const mt_location *locs;
+    size_t n;
+    if (mt_reader_locations(g->r, code, &locs, &n) != MT_OK)
+        return -1;
+    if (g->code_names_len + n > UINT32_MAX ||
+        grow(&g->code_names, &g->code_names_cap, g->code_names_len + n,
+             sizeof *g->code_names))
+        return -2;
+    size_t start = g->code_names_len;
+    char *buf = NULL;
+    size_t buf_cap = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *s = locs[i].function;
+        size_t len = strlen(s);
+        if (g->opt_lines) {
+            size_t fl = strlen(locs[i].filename);
+            if (grow(&buf, &buf_cap, len + fl + 32, 1)) {
+                free(buf);
+                return -2;
+            }
+            len = (size_t)snprintf(buf, buf_cap, "%s (%s:%d)", s,
+                                   locs[i].filename, locs[i].line);
+            s = buf;
+        }
+        int64_t id = intern(g, s, len);
+        if (id < 0) {
+            free(buf);
+            return -2;
+        }
+        g->code_names[g->code_names_len++] = (uint32_t)id;
+    }
+    free(buf);
+    if (u64map_put(&g->codes, code, (uint64_t)start << 32 | n))
+        return -2;
+    *first = start;
+    *count = n;
+    return 0;
+}
+
+/* Child of parent named name, created on first use; 0 when out of memory. */
+static uint32_t child(fg *g, uint32_t parent, uint32_t name)
+{
+    uint64_t key = (uint64_t)parent << 32 | name;
+    uint64_t *v = u64map_get(&g->children, key);
+    if (v)
+        return (uint32_t)*v;
+    if (g->nnodes >= UINT32_MAX ||
+        grow(&g->nodes, &g->nodes_cap, g->nnodes + 1, sizeof *g->nodes))
+        return 0;
+    uint32_t c = (uint32_t)g->nnodes++;
+    node *nd = &g->nodes[c];
+    nd->count = 0;
+    nd->name = name;
+    nd->first_child = 0;
+    nd->next_sibling = g->nodes[parent].first_child;
+    g->nodes[parent].first_child = c;
+    if (u64map_put(&g->children, key, c))
+        return 0;
+    return c;
+}
+
+static int on_alloc(fg *g, const mt_event *ev)
+{
+    /* Names caller first, first occurrence of each only. */
+    if (++g->gen == 0) {            /* generation wrapped: forget all marks */
+        memset(g->seen, 0, g->nnames * sizeof *g->seen);
+        g->gen = 1;
+    }
+    size_t len = 0;
+    for (size_t i = 0; i < ev->backtrace_len; i++) {
+        size_t first, count;
+        int e = code_frames(g, ev->backtrace[i], &first, &count);
+        if (e) {
+            g->bad_code = ev->backtrace[i];
+            return e;
+        }
+        for (size_t k = 0; k < count; k++) {
+            uint32_t nm = g->code_names[first + k];
+            if (g->seen[nm] == g->gen)
+                continue;
+            g->seen[nm] = g->gen;
+            if (grow(&g->path, &g->path_cap, len + 1, sizeof *g->path))
+                return -2;
+            g->path[len++] = nm;
+        }
+    }
+    uint32_t at = 0;
+    for (size_t i = 0; i < len; i++) {
+        at = child(g, at, g->path[g->opt_inverted ? len - 1 - i : i]);
+        if (!at)
+            return -2;
+    }
+    if (g->opt_live) {
+        uint64_t v;
+        if (g->v3 && u64map_del(&g->early_collect, (uint64_t)ev->id, &v))
+            return 0;               /* already collected: not live */
+        if (u64map_put(&g->live_node, (uint64_t)ev->id, at) ||
+            u64map_put(&g->live_samples, (uint64_t)ev->id, (uint64_t)ev->nsamples))
+            return -2;
+    } else {
+        g->nodes[at].count = add63(g->nodes[at].count, ev->nsamples);
+    }
+    return 0;
+}
+
+static int on_event(void *ctx, const mt_event *ev)
+{
+    fg *g = ctx;
+    if (ev->kind == MT_EVENT_ALLOC) {
+        g->err = on_alloc(g, ev);
+        return g->err;
+    }
+    /* The reference asserts that a collected id is live (and aborts on
+     * synth-abuse). A collect of an unknown or already collected object
+     * carries no information for the graph, so it is ignored (in v3 it is
+     * remembered in case its allocation comes later). Without --live-at-end
+     * no ids are kept at all: collections do not change the output, so
+     * memory stays bounded by the number of distinct paths. */
+    if (ev->kind == MT_EVENT_COLLECT && g->opt_live) {
+        uint64_t v;
+        if (!u64map_del(&g->live_node, (uint64_t)ev->id, &v) && g->v3 &&
+            u64map_put(&g->early_collect, (uint64_t)ev->id, 0)) {
+            g->err = -2;
+            return g->err;
+        }
+        u64map_del(&g->live_samples, (uint64_t)ev->id, &v);
+    }
+    return 0;
+}
+
+/* ---- output -------------------------------------------------------------- */
+
+static const fg *sort_g;
+
+/* OCaml String.compare: bytewise, a proper prefix first. */
+static int cmp_children(const void *a, const void *b)
+{
+    const name_rec *x = &sort_g->names[sort_g->nodes[*(const uint32_t *)a].name];
+    const name_rec *y = &sort_g->names[sort_g->nodes[*(const uint32_t *)b].name];
+    size_t n = x->len < y->len ? x->len : y->len;
+    int c = memcmp(sort_g->text + x->off, sort_g->text + y->off, n);
+    if (c)
+        return c;
+    return x->len < y->len ? -1 : x->len > y->len;
+}
+
+/* Relink the children of every node in sorted order. */
+static int sort_children(fg *g)
+{
+    uint32_t *tmp = NULL;
+    size_t cap = 0;
+    sort_g = g;
+    for (size_t p = 0; p < g->nnodes; p++) {
+        size_t n = 0;
+        for (uint32_t c = g->nodes[p].first_child; c; c = g->nodes[c].next_sibling) {
+            if (grow(&tmp, &cap, n + 1, sizeof *tmp)) {
+                free(tmp);
+                return -1;
+            }
+            tmp[n++] = c;
+        }
+        if (n < 2)
+            continue;
+        qsort(tmp, n, sizeof *tmp, cmp_children);
+        g->nodes[p].first_child = tmp[0];
+        for (size_t i = 0; i + 1 < n; i++)
+            g->nodes[tmp[i]].next_sibling = tmp[i + 1];
+        g->nodes[tmp[n - 1]].next_sibling = 0;
+    }
+    free(tmp);
+    return 0;
+}
+
+/* round() without libm: half away from zero. */
+static double round_away(double x)
+{
+    if (!(x < 4503599627370496.0 && x > -4503599627370496.0))
+        return x;                   /* already integral, or inf/nan */
+    double t = (double)(int64_t)x;  /* truncated */
+    double d = x - t;               /* exact below 2^52 */
+    if (d >= 0.5)
+        t += 1;
+    else if (d <= -0.5)
+        t -= 1;
+    return t;
+}
+
+static void print_weight(mt_out *o, int64_t count, int bytes,
+                         double bytes_per_sample)
+{
+    char num[400];
+    size_t k;
+    if (bytes)
+        k = (size_t)snprintf(num, sizeof num, " %.0f\n",
+                             round_away((double)count * bytes_per_sample));
+    else
+        k = (size_t)snprintf(num, sizeof num, " %lld\n", (long long)count);
+    out_mem(o, num, k);
+}
+
+/* Depth-first pre-order walk without recursion (paths can be thousands of
+ * frames deep). */
+static int print_trie(fg *g, mt_out *o, int bytes, double bytes_per_sample)
+{
+    uint32_t *stack = NULL;     /* the path from the root's child down */
+    size_t cap = 0, depth = 0;
+    uint32_t cur = g->nodes[0].first_child;
+    while (cur) {
+        if (grow(&stack, &cap, depth + 1, sizeof *stack)) {
+            free(stack);
+            return -1;
+        }
+        stack[depth++] = cur;
+        const node *nd = &g->nodes[cur];
+        if (nd->count > 0 && depth >= 2) {
+            for (size_t i = 0; i < depth; i++) {
+                const name_rec *nr = &g->names[g->nodes[stack[i]].name];
+                if (i)
+                    out_mem(o, ";", 1);
+                out_mem(o, g->text + nr->off, nr->len);
+            }
+            print_weight(o, nd->count, bytes, bytes_per_sample);
+            out_maybe_flush(o);
+        }
+        if (nd->first_child) {
+            cur = nd->first_child;
+            continue;
+        }
+        /* Up until a node with a next sibling. */
+        cur = 0;
+        while (depth > 0) {
+            uint32_t sib = g->nodes[stack[--depth]].next_sibling;
+            if (sib) {
+                cur = sib;
+                break;
+            }
+        }
+    }
+    free(stack);
+    return 0;
+}
+
+static void fg_free(fg *g)
+{
+    free(g->text);
+    free(g->names);
+    free(g->name_slots);
+    free(g->seen);
+    u64map_free(&g->codes);
+    free(g->code_names);
+    free(g->nodes);
+    u64map_free(&g->children);
+    u64map_free(&g->live_node);
+    u64map_free(&g->live_samples);
+    u64map_free(&g->early_collect);
+    free(g->path);
 }
 
 int cmd_flamegraph(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    usage_flamegraph(stderr);
-    return EXIT_USAGE;
+    const char *path = NULL;
+    int opt_bytes = 0;
+    fg g;
+    memset(&g, 0, sizeof g);
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (cli_is_help(a)) {
+            usage_flamegraph(stdout);
+            return EXIT_OK;
+        }
+        if (strcmp(a, "--bytes") == 0)
+            opt_bytes = 1;
+        else if (strcmp(a, "--lines") == 0)
+            g.opt_lines = 1;
+        else if (strcmp(a, "--inverted") == 0)
+            g.opt_inverted = 1;
+        else if (strcmp(a, "--live-at-end") == 0)
+            g.opt_live = 1;
+        else if (a[0] == '-' && a[1] != 0)
+            return cli_usage_error("flamegraph", "unknown option '%s'", a);
+        else if (path)
+            return cli_usage_error("flamegraph", "expected one TRACE, got more");
+        else
+            path = a;
+    }
+    if (!path)
+        return cli_usage_error("flamegraph", "missing TRACE argument");
+
+    mt_reader_options opt = {0};
+    opt.diag = cli_print_diag;
+    mt_reader *r = mt_reader_create(&opt);
+    mt_out o;
+    int out_ok = out_init(&o, STDOUT_FILENO) == 0;
+    g.r = r;
+    g.nodes_cap = 1024;
+    g.nodes = malloc(g.nodes_cap * sizeof *g.nodes);
+    if (!r || !out_ok || !g.nodes) {
+        cli_error("flamegraph", "out of memory");
+        if (out_ok)
+            out_free(&o);
+        free(g.nodes);
+        mt_reader_close(r);
+        return EXIT_DATA;
+    }
+    memset(&g.nodes[0], 0, sizeof g.nodes[0]);   /* the root */
+    g.nnodes = 1;
+
+    int rc = EXIT_OK;
+    int st = strcmp(path, "-") == 0 ? mt_reader_open_fd(r, STDIN_FILENO)
+                                    : mt_reader_open_file(r, path);
+    if (st == MT_OK) {
+        g.v3 = mt_reader_info(r)->format_version >= 3;
+        st = mt_reader_scan(r, on_event, &g);
+    }
+    if (g.err == -1) {
+        cli_error("flamegraph", "%s: invalid location code %08llx (no location "
+                  "event defines it)", path, (unsigned long long)g.bad_code);
+        rc = EXIT_DATA;
+    } else if (g.err) {
+        cli_error("flamegraph", "out of memory");
+        rc = EXIT_DATA;
+    } else if (st != MT_EOF) {
+        cli_error("flamegraph", "%s: %s", path, mt_reader_error(r));
+        rc = EXIT_DATA;
+    }
+    if (rc == EXIT_OK && g.opt_live) {
+        for (size_t i = 0; i < g.live_node.cap; i++) {
+            if (!g.live_node.used[i])
+                continue;
+            uint64_t id = g.live_node.keys[i];
+            uint64_t *ns = u64map_get(&g.live_samples, id);
+            node *nd = &g.nodes[g.live_node.vals[i]];
+            nd->count = add63(nd->count, ns ? (int64_t)*ns : 0);
+        }
+    }
+    if (rc == EXIT_OK) {
+        const mt_trace_info *info = mt_reader_info(r);
+        double bps = (double)(info->word_size / 8) / info->sample_rate;
+        if (sort_children(&g) || print_trie(&g, &o, opt_bytes, bps)) {
+            cli_error("flamegraph", "out of memory");
+            rc = EXIT_DATA;
+        }
+    }
+    out_flush(&o);
+    if (rc == EXIT_OK && o.err) {
+        cli_error("flamegraph", "writing output: %s", strerror(o.err));
+        rc = EXIT_DATA;
+    }
+    out_free(&o);
+    fg_free(&g);
+    mt_reader_close(r);
+    return rc;
 }

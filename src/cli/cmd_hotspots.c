@@ -1,17 +1,783 @@
 /*
- * cmd_hotspots.c - placeholder until the command lands (being written now).
+ * cmd_hotspots.c - `memtrace hotspots TRACE`: the allocation sites that
+ * account for more than 0.5% of the samples, each with the callers through
+ * which most of its allocations come, exactly as the reference hotspots tool
+ * reports them (spec 11.4).
+ *
+ * The algorithm, per allocation (backtrace caller first, length len):
+ *  - every location code gets an *entry* (created once, on first sight)
+ *    describing its innermost inlined location, or the location up to two
+ *    frames further out when the code has none, or "??"/"#CODE"; entries
+ *    belong to *functions* keyed by (file, function name), numbered 0, 1, ...
+ *    in creation order;
+ *  - the allocation point a = entry(len-1) gets the samples (alloc_count);
+ *  - each function f on the rest of the stack (innermost first, once per
+ *    allocation) gets total_count += samples, and the pair (f, a's function)
+ *    is counted (+1 per allocation, not per sample) in a Misra-Gries
+ *    heavy-hitters summary of capacity 10000.
+ * The report lists the functions whose direct samples exceed 0.5% of the
+ * total and, for each, the heavy pairs that pass the reference's thresholds.
+ *
+ * Equal sort keys keep the order in which the reference's OCaml hash tables
+ * happen to iterate (its sorts are stable), so those tables are reproduced
+ * here: chained tables with insertion at the bucket head, bucket = hash &
+ * (buckets - 1), the reference's hash functions and initial sizes, doubling
+ * (order preserving) when entries exceed twice the buckets, and in-place
+ * filtering that keeps the order. Sums are OCaml ints: they wrap at 63 bits.
  */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
 #include "cli/cli.h"
+#include "cli/output.h"
 
 void usage_hotspots(FILE *out)
 {
-    fprintf(out, "memtrace hotspots: not available in this build yet\n");
+    fprintf(out,
+            "Usage: memtrace hotspots [OPTIONS] TRACE\n"
+            "\n"
+            "Report where TRACE's program allocates: every function that allocated\n"
+            "more than 0.5%% of the sampled memory directly, with its allocation\n"
+            "sites and the callers through which most of it came. The report is that\n"
+            "of the reference memtrace hotspots tool, byte for byte.\n"
+            "\n"
+            "Output:\n"
+            "  Trace for EXECUTABLE [PID]:\n"
+            "     SAMPLES samples of SIZE allocations\n"
+            "\n"
+            "  SIZE (PCT%%) at FUNCTION (FILE:LINE:START-END, ...)\n"
+            "        including:\n"
+            "      SIZE via CALLER (PCT%% of this)\n"
+            "\n"
+            "Hot functions come in decreasing order of their direct allocations; the\n"
+            "sites listed are the (up to three) busiest of the function's allocation\n"
+            "points, with '...' when there are more. A caller is listed when it is\n"
+            "among the most frequent (caller, allocating function) pairs and more\n"
+            "than 10%% of its allocations (and more than 1.2 times the function's\n"
+            "share of the program) end in the function; its SIZE counts one sample\n"
+            "per allocation and its PCT is the share of the caller's allocations.\n"
+            "A function is reported only if some of its allocations have a caller\n"
+            "(samples with a one-frame backtrace still count in the total).\n"
+            "Sizes assume 8-byte words: samples / sample rate * 8 bytes, printed in\n"
+            "B, kB, MB, GB or TB (powers of 1024).\n"
+            "\n"
+            "Allocations with an empty backtrace are left out entirely (the\n"
+            "reference tool stops with 'index out of bounds' on them). Skipped\n"
+            "packets are reported on standard error. TRACE '-' reads standard input.\n"
+            "\n"
+            "Options:\n"
+            "  -h, --help   show this help\n"
+            "\n"
+            "Exit status: 0 success, 1 malformed trace, unknown location code or\n"
+            "I/O error (nothing is printed), 2 bad usage.\n");
+}
+
+/* Sum of two OCaml ints: wraps at 63 bits, result sign-extended. */
+static inline int64_t add63(int64_t a, int64_t b)
+{
+    uint64_t s = ((uint64_t)a + (uint64_t)b) << 1;
+    return (int64_t)s >> 1;
+}
+
+/* Make the array at *pp (any object pointer type, passed as its address)
+ * hold at least need elements. 0, or -1 when out of memory. The pointer is
+ * copied in and out with memcpy, so no T ** is accessed as void **. */
+static int grow(void *pp, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return 0;
+    size_t c = *cap ? *cap : 64;
+    while (c < need)
+        c *= 2;
+    void *p;
+    memcpy(&p, pp, sizeof p);
+    void *q = realloc(p, c * elem);
+    if (!q)
+        return -1;
+    memcpy(pp, &q, sizeof q);
+    *cap = c;
+    return 0;
+}
+
+/* ---- code -> entry map (lookup only; its order does not matter) -------- */
+
+typedef struct codemap {
+    uint64_t *keys;
+    uint32_t *vals;             /* entry index + 1; 0 = empty slot */
+    size_t cap, n;
+} codemap;
+
+static inline size_t code_slot(uint64_t k, size_t cap)
+{
+    k ^= k >> 33;
+    k *= 0xff51afd7ed558ccdULL;
+    k ^= k >> 33;
+    return (size_t)k & (cap - 1);
+}
+
+static int codemap_grow(codemap *m)
+{
+    size_t cap = m->cap ? m->cap * 2 : 1024;
+    codemap t = {calloc(cap, sizeof *t.keys), calloc(cap, sizeof *t.vals), cap, m->n};
+    if (!t.keys || !t.vals) {
+        free(t.keys);
+        free(t.vals);
+        return -1;
+    }
+    for (size_t i = 0; i < m->cap; i++) {
+        if (!m->vals[i])
+            continue;
+        size_t j = code_slot(m->keys[i], cap);
+        while (t.vals[j])
+            j = (j + 1) & (cap - 1);
+        t.keys[j] = m->keys[i];
+        t.vals[j] = m->vals[i];
+    }
+    free(m->keys);
+    free(m->vals);
+    *m = t;
+    return 0;
+}
+
+/* ---- state ------------------------------------------------------------- */
+
+typedef struct func {
+    char *name, *filename;
+    uint64_t hash;              /* of (filename, name), for the func map */
+    int64_t total_count;
+    int32_t locs;               /* newest entry first (the reference's list) */
+    uint32_t seen;              /* generation of the last alloc that counted it */
+} func;
+
+typedef struct entry {
+    int line, start, end;
+    uint32_t func;
+    int64_t alloc_count;
+    int32_t next;               /* older entry of the same function, -1 end */
+} entry;
+
+/* Heavy-hitters counter of one (caller, allocating function) pair. */
+typedef struct hh_node {
+    uint32_t f, al;
+    int64_t hits, misses;
+    int32_t next;               /* bucket chain (-1 end), or free list */
+} hh_node;
+
+#define HH_CAPACITY 10000
+#define HH_BUCKETS 16384        /* Hashtbl.create 10000: power of 2 >= 10000 */
+
+typedef struct hs {
+    mt_reader *r;
+    func *funcs;
+    size_t nfuncs, funcs_cap;
+    uint32_t *func_slots;       /* func index + 1, 0 = empty */
+    size_t func_slots_cap;
+    entry *entries;
+    size_t nentries, entries_cap;
+    codemap codes;
+    uint32_t gen;
+    int64_t total;
+    /* heavy hitters */
+    hh_node *hh;
+    size_t hh_used, hh_cap;     /* nodes handed out from the pool */
+    int32_t hh_free;
+    int32_t hh_head[HH_BUCKETS];
+    size_t hh_len;              /* live counters (t.len of the reference) */
+    /* errors */
+    int err;                    /* 0, -1 unknown code, -2 out of memory */
+    uint64_t bad_code;
+} hs;
+
+static inline uint64_t str_hash(uint64_t h, const char *s)
+{
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    return h;
+}
+
+static int func_slots_grow(hs *h)
+{
+    size_t cap = h->func_slots_cap ? h->func_slots_cap * 2 : 1024;
+    uint32_t *s = calloc(cap, sizeof *s);
+    if (!s)
+        return -1;
+    for (size_t i = 0; i < h->nfuncs; i++) {
+        size_t j = h->funcs[i].hash & (cap - 1);
+        while (s[j])
+            j = (j + 1) & (cap - 1);
+        s[j] = (uint32_t)i + 1;
+    }
+    free(h->func_slots);
+    h->func_slots = s;
+    h->func_slots_cap = cap;
+    return 0;
+}
+
+/* The function (filename, name), created with the next id on first use.
+ * Returns its index, or -1 when out of memory. */
+static int64_t get_func(hs *h, const char *filename, const char *name)
+{
+    if ((h->nfuncs + 1) * 2 > h->func_slots_cap && func_slots_grow(h))
+        return -1;
+    uint64_t hv = str_hash(str_hash(1469598103934665603ULL, filename) * 31 + 1, name);
+    size_t mask = h->func_slots_cap - 1, j = hv & mask;
+    for (; h->func_slots[j]; j = (j + 1) & mask) {
+        const func *f = &h->funcs[h->func_slots[j] - 1];
+        if (f->hash == hv && strcmp(f->filename, filename) == 0 &&
+            strcmp(f->name, name) == 0)
+            return h->func_slots[j] - 1;
+    }
+    if (h->nfuncs >= INT32_MAX ||
+        grow(&h->funcs, &h->funcs_cap, h->nfuncs + 1, sizeof *h->funcs))
+        return -1;
+    func *f = &h->funcs[h->nfuncs];
+    memset(f, 0, sizeof *f);
+    f->filename = strdup(filename);
+    f->name = strdup(name);
+    if (!f->filename || !f->name) {
+        free(f->filename);
+        free(f->name);
+        return -1;
+    }
+    f->hash = hv;
+    f->locs = -1;
+    h->func_slots[j] = (uint32_t)h->nfuncs + 1;
+    return (int64_t)h->nfuncs++;
+}
+
+/* The entry of bt[i], created on first sight of its code. Returns its
+ * index, -1 for an undefined code (h->bad_code), -2 when out of memory. */
+static int64_t add_loc(hs *h, const uint64_t *bt, size_t i)
+{
+    uint64_t code = bt[i];
+    if ((h->codes.n + 1) * 2 > h->codes.cap && codemap_grow(&h->codes))
+        return -2;
+    size_t mask = h->codes.cap - 1, j = code_slot(code, h->codes.cap);
+    for (; h->codes.vals[j]; j = (j + 1) & mask)
+        if (h->codes.keys[j] == code)
+            return h->codes.vals[j] - 1;
+
+    /* describe_location: an empty code is described by its caller, at most
+     * two steps out; then "??" and the code in hex (an OCaml %x: the 63-bit
+     * value taken as unsigned). Otherwise the innermost inlined location. */
+    size_t k = i;
+    int steps = 2;
+    const mt_location *locs;
+    size_t n;
+    for (;;) {
+        if (mt_reader_locations(h->r, bt[k], &locs, &n) != MT_OK) {
+            h->bad_code = bt[k];
+            return -1;
+        }
+        if (n > 0 || k == 0 || steps == 0)
+            break;
+        k--;
+        steps--;
+    }
+    char hex[32];
+    const char *filename, *name;
+    int line = 0, start = 0, end = 0;
+    if (n == 0) {
+        snprintf(hex, sizeof hex, "#%llx",
+                 (unsigned long long)(bt[k] & 0x7fffffffffffffffULL));
+        filename = "??";
+        name = hex;
+    } else {
+        const mt_location *l = &locs[n - 1];
+        filename = l->filename;
+        name = l->function;
+        line = l->line;
+        start = l->start_char;
+        end = l->end_char;
+    }
+    int64_t fi = get_func(h, filename, name);
+    if (fi < 0 || h->nentries >= INT32_MAX ||
+        grow(&h->entries, &h->entries_cap, h->nentries + 1,
+             sizeof *h->entries))
+        return -2;
+    entry *e = &h->entries[h->nentries];
+    e->line = line;
+    e->start = start;
+    e->end = end;
+    e->func = (uint32_t)fi;
+    e->alloc_count = 0;
+    e->next = h->funcs[fi].locs;
+    h->funcs[fi].locs = (int32_t)h->nentries;
+    h->codes.keys[j] = code;
+    h->codes.vals[j] = (uint32_t)h->nentries + 1;
+    h->codes.n++;
+    return (int64_t)h->nentries++;
+}
+
+/* ---- heavy hitters (the reference's Misra-Gries summary) --------------- */
+
+static inline size_t hh_bucket(uint32_t f, uint32_t al)
+{
+    return (size_t)((uint64_t)f * 1231441u + (uint64_t)al * 3821u) & (HH_BUCKETS - 1);
+}
+
+/* At most HH_CAPACITY counters live in HH_BUCKETS buckets, so the table
+ * never reaches 2 x HH_BUCKETS entries and never resizes. */
+static int hh_add(hs *h, uint32_t f, uint32_t al)
+{
+    size_t b = hh_bucket(f, al);
+    for (int32_t i = h->hh_head[b]; i >= 0; i = h->hh[i].next)
+        if (h->hh[i].f == f && h->hh[i].al == al) {
+            h->hh[i].hits++;
+            return 0;
+        }
+    if (h->hh_len < HH_CAPACITY) {
+        int32_t i = h->hh_free;
+        if (i >= 0) {
+            h->hh_free = h->hh[i].next;
+        } else {
+            if (grow(&h->hh, &h->hh_cap, h->hh_used + 1, sizeof *h->hh))
+                return -2;
+            i = (int32_t)h->hh_used++;
+        }
+        hh_node *c = &h->hh[i];
+        c->f = f;
+        c->al = al;
+        c->hits = 1;
+        c->misses = 0;
+        c->next = h->hh_head[b];       /* Hashtbl.add: at the bucket head */
+        h->hh_head[b] = i;
+        h->hh_len++;
+        return 0;
+    }
+    /* Full: the new pair is not kept; every counter takes a miss and those
+     * with hits <= misses go (filter_map_inplace keeps the order). */
+    for (size_t k = 0; k < HH_BUCKETS; k++) {
+        int32_t *link = &h->hh_head[k];
+        while (*link >= 0) {
+            hh_node *c = &h->hh[*link];
+            c->misses++;
+            if (c->hits > c->misses) {
+                link = &c->next;
+            } else {
+                int32_t dead = *link;
+                *link = c->next;
+                h->hh[dead].next = h->hh_free;
+                h->hh_free = dead;
+                h->hh_len--;
+            }
+        }
+    }
+    return 0;
+}
+
+/* ---- reading ------------------------------------------------------------ */
+
+static int on_alloc(hs *h, const mt_event *ev)
+{
+    size_t len = ev->backtrace_len;
+    /* The reference indexes backtrace[len-1] and dies on an empty backtrace
+     * (synth-emptystack). Such an allocation has no site to charge, so it is
+     * skipped entirely, and not counted in the total either: the total is
+     * the denominator of every percentage, and samples that can appear on
+     * no line would only dilute them. */
+    if (len == 0)
+        return 0;
+    const uint64_t *bt = ev->backtrace;
+    int64_t a = add_loc(h, bt, len - 1);
+    if (a < 0)
+        return (int)a;
+    entry *ae = &h->entries[a];
+    ae->alloc_count = add63(ae->alloc_count, ev->nsamples);
+    uint32_t al = ae->func;
+    if (++h->gen == 0) {             /* generation wrapped: forget all marks */
+        for (size_t i = 0; i < h->nfuncs; i++)
+            h->funcs[i].seen = 0;
+        h->gen = 1;
+    }
+    for (size_t i = len - 1; i-- > 0;) {
+        int64_t e = add_loc(h, bt, i);
+        if (e < 0)
+            return (int)e;
+        func *f = &h->funcs[h->entries[e].func];
+        if (f->seen == h->gen)
+            continue;
+        f->seen = h->gen;
+        f->total_count = add63(f->total_count, ev->nsamples);
+        if (hh_add(h, h->entries[e].func, al))
+            return -2;
+    }
+    h->total = add63(h->total, ev->nsamples);
+    return 0;
+}
+
+static int on_event(void *ctx, const mt_event *ev)
+{
+    hs *h = ctx;
+    if (ev->kind != MT_EVENT_ALLOC)
+        return 0;
+    h->err = on_alloc(h, ev);
+    return h->err;
+}
+
+/* ---- report ------------------------------------------------------------- */
+
+static int64_t direct_allocs(const hs *h, const func *f)
+{
+    int64_t k = 0;
+    for (int32_t e = f->locs; e >= 0; e = h->entries[e].next)
+        k = add63(k, h->entries[e].alloc_count);
+    return k;
+}
+
+static void print_bytes(mt_out *o, double n)
+{
+    char buf[512];
+    int k;
+    if (n < 100.)
+        k = snprintf(buf, sizeof buf, "%4.0f B", n);
+    else if (n < 100. * 1024.)
+        k = snprintf(buf, sizeof buf, "%4.1f kB", n / 1024.);
+    else if (n < 100. * 1024. * 1024.)
+        k = snprintf(buf, sizeof buf, "%4.1f MB", n / 1024. / 1024.);
+    else if (n < 100. * 1024. * 1024. * 1024.)
+        k = snprintf(buf, sizeof buf, "%4.1f GB", n / 1024. / 1024. / 1024.);
+    else
+        k = snprintf(buf, sizeof buf, "%4.1f TB", n / 1024. / 1024. / 1024. / 1024.);
+    out_mem(o, buf, (size_t)k);
+}
+
+static void outf(mt_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void outf(mt_out *o, const char *fmt, ...)
+{
+    char small[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(small, sizeof small, fmt, ap);
+    va_end(ap);
+    if (k < 0)
+        return;
+    if ((size_t)k < sizeof small) {
+        out_mem(o, small, (size_t)k);
+        return;
+    }
+    char *big = malloc((size_t)k + 1);
+    if (!big) {
+        o->err = o->err ? o->err : ENOMEM;
+        return;
+    }
+    va_start(ap, fmt);
+    vsnprintf(big, (size_t)k + 1, fmt, ap);
+    va_end(ap);
+    out_mem(o, big, (size_t)k);
+    free(big);
+}
+
+/* Items for stable sorting: key descending, then the prior position. */
+typedef struct sitem {
+    int64_t key;
+    size_t pos;
+    uint32_t a;                 /* function / entry index */
+    int64_t b;                  /* caller's pair count */
+} sitem;
+
+static int cmp_desc_stable(const void *x, const void *y)
+{
+    const sitem *p = x, *q = y;
+    if (p->key != q->key)
+        return p->key < q->key ? 1 : -1;
+    return p->pos < q->pos ? -1 : p->pos > q->pos;
+}
+
+/* A hot site: its function and its callers, in the reference's list order. */
+typedef struct hot {
+    uint32_t al;
+    sitem *callers;
+    size_t ncallers, callers_cap;
+    int32_t next;               /* bucket chain of the hot-site table */
+} hot;
+
+typedef struct hot_tbl {
+    hot *v;
+    size_t n, cap;
+    int32_t *head;
+    size_t nbuckets;
+} hot_tbl;
+
+static size_t hot_bucket(uint32_t id, size_t nbuckets)
+{
+    return (size_t)((uint64_t)id * 21089245u) & (nbuckets - 1);
+}
+
+/* Func_tbl.add hot_allocs al: at the bucket head; doubling (order kept)
+ * when the entries exceed twice the buckets. Returns the index or -1. */
+static int32_t hot_add(hot_tbl *t, uint32_t al)
+{
+    if (grow(&t->v, &t->cap, t->n + 1, sizeof *t->v))
+        return -1;
+    int32_t i = (int32_t)t->n++;
+    hot *x = &t->v[i];
+    memset(x, 0, sizeof *x);
+    x->al = al;
+    size_t b = hot_bucket(al, t->nbuckets);
+    x->next = t->head[b];
+    t->head[b] = i;
+    if (t->n > 2 * t->nbuckets) {
+        size_t nb = t->nbuckets * 2;
+        int32_t *nh = malloc(nb * sizeof *nh), *tail = malloc(nb * sizeof *tail);
+        if (!nh || !tail) {
+            free(nh);
+            free(tail);
+            return -1;
+        }
+        for (size_t k = 0; k < nb; k++)
+            nh[k] = tail[k] = -1;
+        for (size_t k = 0; k < t->nbuckets; k++) {
+            for (int32_t e = t->head[k]; e >= 0;) {
+                int32_t nx = t->v[e].next;
+                size_t d = hot_bucket(t->v[e].al, nb);
+                t->v[e].next = -1;
+                if (tail[d] < 0)
+                    nh[d] = e;
+                else
+                    t->v[tail[d]].next = e;
+                tail[d] = e;
+                e = nx;
+            }
+        }
+        free(t->head);
+        free(tail);
+        t->head = nh;
+        t->nbuckets = nb;
+    }
+    return i;
+}
+
+static int32_t hot_find(const hot_tbl *t, uint32_t al)
+{
+    for (int32_t e = t->head[hot_bucket(al, t->nbuckets)]; e >= 0; e = t->v[e].next)
+        if (t->v[e].al == al)
+            return e;
+    return -1;
+}
+
+static int report(hs *h, mt_out *o, const mt_trace_info *info)
+{
+    const double wordsize = 8.;   /* the reference's constant, any trace */
+    const double total = (double)h->total;
+    int rc = -1;
+    hot_tbl t = {0};
+    int64_t *direct = NULL, *all = NULL;
+    sitem *list = NULL;
+    size_t list_cap = 0;
+
+    outf(o, "Trace for %s [%lld]:\n   %lld samples of ", info->executable_name,
+         (long long)info->pid, (long long)h->total);
+    print_bytes(o, total / info->sample_rate * wordsize);
+    out_str(o, " allocations\n\n");
+
+    direct = malloc((h->nfuncs + 1) * sizeof *direct);
+    all = malloc((h->nfuncs + 1) * sizeof *all);
+    t.nbuckets = 128;             /* Func_tbl.create 100 */
+    t.head = malloc(t.nbuckets * sizeof *t.head);
+    if (!direct || !all || !t.head)
+        goto done;
+    for (size_t k = 0; k < t.nbuckets; k++)
+        t.head[k] = -1;
+    for (size_t i = 0; i < h->nfuncs; i++) {
+        direct[i] = direct_allocs(h, &h->funcs[i]);
+        all[i] = add63(h->funcs[i].total_count, direct[i]);
+    }
+
+    /* HH.iter: bucket order, head to tail. */
+    for (size_t b = 0; b < HH_BUCKETS; b++) {
+        for (int32_t i = h->hh_head[b]; i >= 0; i = h->hh[i].next) {
+            const hh_node *c = &h->hh[i];
+            double alloc_prop = (double)direct[c->al] / total;
+            if (!(alloc_prop > 0.005))
+                continue;
+            int32_t x = hot_find(&t, c->al);
+            if (x < 0 && (x = hot_add(&t, c->al)) < 0)
+                goto done;
+            double pair_freq = (double)c->hits;
+            double fn_freq = (double)all[c->f];
+            double lim = 0.10 >= alloc_prop * 1.2 ? 0.10 : alloc_prop * 1.2;
+            if (pair_freq / fn_freq > lim && pair_freq / total > 0.005) {
+                hot *hx = &t.v[x];
+                if (grow(&hx->callers, &hx->callers_cap, hx->ncallers + 1,
+                         sizeof *hx->callers))
+                    goto done;
+                sitem *s = &hx->callers[hx->ncallers++];
+                s->a = c->f;
+                s->b = c->hits;
+            }
+        }
+    }
+
+    /* Func_tbl.fold prepends: the list is the reverse of the iteration. */
+    if (grow(&list, &list_cap, t.n + 1, sizeof *list))
+        goto done;
+    size_t nhot = 0;
+    for (size_t b = 0; b < t.nbuckets; b++)
+        for (int32_t e = t.head[b]; e >= 0; e = t.v[e].next)
+            list[nhot++].a = (uint32_t)e;
+    for (size_t i = 0; i < nhot; i++) {
+        list[i].pos = nhot - 1 - i;
+        list[i].key = direct[t.v[list[i].a].al];
+    }
+    if (nhot > 1)
+        qsort(list, nhot, sizeof *list, cmp_desc_stable);
+
+    sitem *locs = NULL;
+    size_t locs_cap = 0;
+    for (size_t s = 0; s < nhot; s++) {
+        hot *hx = &t.v[list[s].a];
+        const func *al = &h->funcs[hx->al];
+        double d = (double)direct[hx->al];
+        print_bytes(o, d / info->sample_rate * wordsize);
+        outf(o, " (%4.1f%%) at %s (%s:", 100. * (d / total), al->name, al->filename);
+
+        size_t nl = 0;
+        for (int32_t e = al->locs; e >= 0; e = h->entries[e].next) {
+            if (grow(&locs, &locs_cap, nl + 1, sizeof *locs)) {
+                free(locs);
+                goto done;
+            }
+            locs[nl].a = (uint32_t)e;
+            locs[nl].key = h->entries[e].alloc_count;
+            locs[nl].pos = nl;
+            nl++;
+        }
+        if (nl > 1)
+            qsort(locs, nl, sizeof *locs, cmp_desc_stable);
+        int printed = 0;
+        for (size_t k = 0; k < nl; k++) {
+            const entry *e = &h->entries[locs[k].a];
+            if (e->alloc_count <= 0)
+                continue;
+            if (printed < 3)
+                outf(o, "%s%d:%d-%d", printed ? ", " : "", e->line, e->start, e->end);
+            else if (printed == 3)
+                out_str(o, "...");
+            printed++;
+        }
+        out_str(o, ")\n");
+
+        /* The callers list was built by prepending during the iteration. */
+        for (size_t k = 0; k < hx->ncallers; k++) {
+            hx->callers[k].key = hx->callers[k].b;
+            hx->callers[k].pos = hx->ncallers - 1 - k;
+        }
+        if (hx->ncallers > 1)
+            qsort(hx->callers, hx->ncallers, sizeof *hx->callers, cmp_desc_stable);
+        int first = 1;
+        for (size_t k = 0; k < hx->ncallers; k++) {
+            const sitem *c = &hx->callers[k];
+            double fa = (double)all[c->a];
+            if (!(fa / total > 0.005))
+                continue;
+            if (first)
+                out_str(o, "      including:\n");
+            first = 0;
+            out_str(o, "    ");
+            print_bytes(o, (double)c->b / info->sample_rate * wordsize);
+            outf(o, " via %s (%.0f%% of this)\n", h->funcs[c->a].name,
+                 100. * ((double)c->b / fa));
+        }
+        out_str(o, "\n");
+        out_maybe_flush(o);
+    }
+    free(locs);
+    rc = 0;
+done:
+    for (size_t i = 0; i < t.n; i++)
+        free(t.v[i].callers);
+    free(t.v);
+    free(t.head);
+    free(list);
+    free(direct);
+    free(all);
+    return rc;
+}
+
+static void hs_free(hs *h)
+{
+    for (size_t i = 0; i < h->nfuncs; i++) {
+        free(h->funcs[i].name);
+        free(h->funcs[i].filename);
+    }
+    free(h->funcs);
+    free(h->func_slots);
+    free(h->entries);
+    free(h->codes.keys);
+    free(h->codes.vals);
+    free(h->hh);
+    free(h);
 }
 
 int cmd_hotspots(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    usage_hotspots(stderr);
-    return EXIT_USAGE;
+    const char *path = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (cli_is_help(argv[i])) {
+            usage_hotspots(stdout);
+            return EXIT_OK;
+        }
+        if (argv[i][0] == '-' && argv[i][1] != 0)
+            return cli_usage_error("hotspots", "unknown option '%s'", argv[i]);
+        if (path)
+            return cli_usage_error("hotspots", "expected one TRACE, got more");
+        path = argv[i];
+    }
+    if (!path)
+        return cli_usage_error("hotspots", "missing TRACE argument");
+
+    mt_reader_options opt = {0};
+    opt.diag = cli_print_diag;
+    mt_reader *r = mt_reader_create(&opt);
+    hs *h = calloc(1, sizeof *h);
+    mt_out o;
+    int out_ok = out_init(&o, STDOUT_FILENO) == 0;
+    if (!r || !h || !out_ok) {
+        cli_error("hotspots", "out of memory");
+        if (out_ok)
+            out_free(&o);
+        free(h);
+        mt_reader_close(r);
+        return EXIT_DATA;
+    }
+    h->r = r;
+    h->hh_free = -1;
+    for (size_t b = 0; b < HH_BUCKETS; b++)
+        h->hh_head[b] = -1;
+
+    int rc = EXIT_OK;
+    int st = strcmp(path, "-") == 0 ? mt_reader_open_fd(r, STDIN_FILENO)
+                                    : mt_reader_open_file(r, path);
+    if (st == MT_OK)
+        st = mt_reader_scan(r, on_event, h);
+    if (h->err == -1) {
+        cli_error("hotspots", "%s: invalid location code %08llx (no location "
+                  "event defines it)", path, (unsigned long long)h->bad_code);
+        rc = EXIT_DATA;
+    } else if (h->err) {
+        cli_error("hotspots", "out of memory");
+        rc = EXIT_DATA;
+    } else if (st != MT_EOF) {
+        cli_error("hotspots", "%s: %s", path, mt_reader_error(r));
+        rc = EXIT_DATA;
+    }
+    if (rc == EXIT_OK && report(h, &o, mt_reader_info(r))) {
+        cli_error("hotspots", "out of memory");
+        rc = EXIT_DATA;
+    }
+    out_flush(&o);
+    if (rc == EXIT_OK && o.err) {
+        cli_error("hotspots", "writing output: %s", strerror(o.err));
+        rc = EXIT_DATA;
+    }
+    out_free(&o);
+    hs_free(h);
+    mt_reader_close(r);
+    return rc;
 }
