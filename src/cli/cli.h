@@ -39,6 +39,12 @@ int cmd_subsample(int argc, char **argv);
 void usage_subsample(FILE *out);
 int cmd_strip_names(int argc, char **argv);
 void usage_strip_names(FILE *out);
+int cmd_top(int argc, char **argv);
+void usage_top(FILE *out);
+int cmd_live(int argc, char **argv);
+void usage_live(FILE *out);
+int cmd_diff(int argc, char **argv);
+void usage_diff(FILE *out);
 
 /* "memtrace CMD: " + message + newline on stderr. */
 void cli_error(const char *cmd, const char *fmt, ...)

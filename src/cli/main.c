@@ -17,6 +17,9 @@ static const cli_command commands[] = {
     {"hotspots", "allocation sites and their main callers", cmd_hotspots, usage_hotspots},
     {"subsample", "keep each sample with probability 1/FACTOR", cmd_subsample, usage_subsample},
     {"strip-names", "drop names and backtraces (shareable trace)", cmd_strip_names, usage_strip_names},
+    {"top", "allocation sites ranked by bytes allocated, live at peak, live at end", cmd_top, usage_top},
+    {"live", "estimated live heap over time, with its peak", cmd_live, usage_live},
+    {"diff", "allocation sites that changed most between two traces", cmd_diff, usage_diff},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 
