@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/u64map.h"
 
 void usage_check(FILE *out)
 {
@@ -77,96 +78,6 @@ void usage_check(FILE *out)
         "change this: the reference tools read such traces); 1 malformed trace,\n"
         "undefined location code or I/O error; 2 bad usage.\n",
         out);
-}
-
-/* ---- u64 -> i64 hash table (linear probing, backward-shift delete) ---- */
-
-typedef struct kv_entry {
-    uint64_t key;
-    int64_t val;
-    int used;
-} kv_entry;
-
-typedef struct kv_table {
-    kv_entry *e;
-    size_t cap, n;               /* cap: power of two (0 before first use) */
-} kv_table;
-
-static size_t kv_slot(uint64_t key, size_t cap)
-{
-    return (size_t)((key * 0x9E3779B97F4A7C15ULL) >> 17) & (cap - 1);
-}
-
-static int kv_grow(kv_table *t)
-{
-    size_t cap = t->cap ? t->cap * 2 : 1024;
-    kv_entry *e = calloc(cap, sizeof *e);
-    if (!e)
-        return -1;
-    for (size_t i = 0; i < t->cap; i++) {
-        if (!t->e[i].used)
-            continue;
-        size_t j = kv_slot(t->e[i].key, cap);
-        while (e[j].used)
-            j = (j + 1) & (cap - 1);
-        e[j] = t->e[i];
-    }
-    free(t->e);
-    t->e = e;
-    t->cap = cap;
-    return 0;
-}
-
-static kv_entry *kv_find(const kv_table *t, uint64_t key)
-{
-    if (!t->n)
-        return NULL;
-    size_t j = kv_slot(key, t->cap);
-    while (t->e[j].used) {
-        if (t->e[j].key == key)
-            return &t->e[j];
-        j = (j + 1) & (t->cap - 1);
-    }
-    return NULL;
-}
-
-/* Insert or replace; 0, or -1 when out of memory. */
-static int kv_put(kv_table *t, uint64_t key, int64_t val)
-{
-    if ((t->n + 1) * 2 > t->cap && kv_grow(t))
-        return -1;
-    size_t j = kv_slot(key, t->cap);
-    while (t->e[j].used) {
-        if (t->e[j].key == key) {
-            t->e[j].val = val;
-            return 0;
-        }
-        j = (j + 1) & (t->cap - 1);
-    }
-    t->e[j].key = key;
-    t->e[j].val = val;
-    t->e[j].used = 1;
-    t->n++;
-    return 0;
-}
-
-static void kv_remove(kv_table *t, kv_entry *e)
-{
-    size_t mask = t->cap - 1;
-    size_t i = (size_t)(e - t->e);
-    size_t j = i;
-    for (;;) {
-        j = (j + 1) & mask;
-        if (!t->e[j].used)
-            break;
-        size_t k = kv_slot(t->e[j].key, t->cap);
-        if (i <= j ? (i < k && k <= j) : (i < k || k <= j))
-            continue;
-        t->e[i] = t->e[j];
-        i = j;
-    }
-    t->e[i].used = 0;
-    t->n--;
 }
 
 /* ---- the check -------------------------------------------------------- */
@@ -222,12 +133,12 @@ typedef struct check_state {
     uint64_t events, allocs[3], promotes, collects;
     int64_t first_time, last_time;
     /* backtraces and codes */
-    kv_table codes;              /* code -> number of locations            */
+    u64map codes;                /* code -> number of locations            */
     uint64_t codes_empty, frames, empty_bt, longest;
     int have_prev_bt, prev_domain;
     uint64_t prev_len;           /* frames of the previous allocation      */
     /* object ids */
-    kv_table live;               /* id -> LIVE_*                           */
+    u64map live;                 /* id -> LIVE_*                           */
     int any_alloc;
     int64_t min_id, max_id;
     warning warn[W_COUNT];
@@ -272,7 +183,7 @@ static int on_event(void *ctx, const mt_event *ev)
     if (s->events == 1)
         s->first_time = ev->time;
     s->last_time = ev->time;
-    kv_entry *e;
+    uint64_t *e, v;
     switch (ev->kind) {
     case MT_EVENT_ALLOC: {
         size_t n = ev->backtrace_len;
@@ -301,7 +212,7 @@ static int on_event(void *ctx, const mt_event *ev)
                 continue;
             prev = code;
             have_prev = 1;
-            if (kv_find(&s->codes, code))
+            if (u64map_get(&s->codes, code))
                 continue;
             const mt_location *locs;
             size_t nl;
@@ -311,7 +222,7 @@ static int on_event(void *ctx, const mt_event *ev)
                 s->bad_event = s->events;
                 return 1;
             }
-            if (kv_put(&s->codes, code, (int64_t)nl)) {
+            if (u64map_put(&s->codes, code, nl)) {
                 s->oom = 1;
                 return 1;
             }
@@ -324,7 +235,7 @@ static int on_event(void *ctx, const mt_event *ev)
             warn(s, W_NSAMPLES, ev->id, ev->nsamples);
         int tag = ev->source == MT_SOURCE_MINOR ? LIVE_MINOR
                   : ev->source == MT_SOURCE_MAJOR ? LIVE_MAJOR : LIVE_EXTERNAL;
-        if (kv_put(&s->live, (uint64_t)ev->id, tag)) {
+        if (u64map_put(&s->live, (uint64_t)ev->id, (uint64_t)tag)) {
             s->oom = 1;
             return 1;
         }
@@ -337,21 +248,18 @@ static int on_event(void *ctx, const mt_event *ev)
     }
     case MT_EVENT_PROMOTE:
         s->promotes++;
-        e = kv_find(&s->live, (uint64_t)ev->id);
+        e = u64map_get(&s->live, (uint64_t)ev->id);
         if (!e)
             warn(s, allocated_before(s, ev->id) ? W_PROMOTE_DEAD : W_PROMOTE_UNKNOWN,
                  ev->id, 0);
-        else if (e->val != LIVE_MINOR)
+        else if (*e != LIVE_MINOR)
             warn(s, W_PROMOTE_NOT_MINOR, ev->id, 0);
         else
-            e->val = LIVE_PROMOTED;
+            *e = LIVE_PROMOTED;
         break;
     case MT_EVENT_COLLECT:
         s->collects++;
-        e = kv_find(&s->live, (uint64_t)ev->id);
-        if (e)
-            kv_remove(&s->live, e);
-        else
+        if (!u64map_del(&s->live, (uint64_t)ev->id, &v))
             warn(s, allocated_before(s, ev->id) ? W_COLLECT_DEAD : W_COLLECT_UNKNOWN,
                  ev->id, 0);
         break;
@@ -691,8 +599,8 @@ int cmd_check(int argc, char **argv)
             cli_error("check", "writing output failed");
         rc = EXIT_DATA;
     }
-    free(s->codes.e);
-    free(s->live.e);
+    u64map_free(&s->codes);
+    u64map_free(&s->live);
     free(s);
     mt_reader_close(r);
     return rc;

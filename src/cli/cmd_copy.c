@@ -4,14 +4,10 @@
  * one pass comes out bit for bit identical; v001 input is upgraded to v002,
  * and --format-version 3 writes the single-domain v003 encoding.
  */
-#include <errno.h>
-#include <fcntl.h>
-#include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cli/cli.h"
-#include "cli/progress.h"
+#include "cli/rewrite.h"
 
 void usage_copy(FILE *out)
 {
@@ -32,67 +28,17 @@ void usage_copy(FILE *out)
             "Exit status: 0 success, 1 bad trace or I/O error, 2 bad usage.\n");
 }
 
-static int locate(void *ctx, uint64_t code, const mt_location **locs, size_t *n)
+/* Every event as it is: same ids, times, backtraces. */
+static int copy_event(cli_rewrite *rw, const mt_event *ev, void *ctx)
 {
-    return mt_reader_locations(ctx, code, locs, n) == MT_OK ? 0 : -1;
-}
-
-/* Copy every event; returns EXIT_OK or EXIT_DATA (message printed). */
-static int copy_events(mt_reader *r, mt_writer *w, const char *in)
-{
-    cli_progress prog;
-    progress_start(&prog, "memtrace copy", in);
-    uint64_t *cs = NULL;
-    size_t cap = 0;
-    mt_event ev;
-    int st, rc = EXIT_OK;
-    while ((st = mt_reader_next(r, &ev)) == MT_OK) {
-        int ws;
-        progress_tick(&prog, r);
-        if (ev.kind == MT_EVENT_ALLOC) {
-            if (ev.backtrace_len > cap) {
-                cap = ev.backtrace_len * 2;
-                uint64_t *p = realloc(cs, cap * sizeof *p);
-                if (!p) {
-                    cli_error("copy", "out of memory");
-                    rc = EXIT_DATA;
-                    break;
-                }
-                cs = p;
-            }
-            size_t n = ev.backtrace_len;
-            for (size_t i = 0; i < n; i++)      /* caller first -> callee first */
-                cs[i] = ev.backtrace[n - 1 - i];
-            int64_t id;
-            ws = mt_writer_alloc(w, ev.time, ev.length, ev.nsamples, ev.source,
-                                 cs, n, locate, r, &id);
-            if (ws == MT_OK && id != ev.id) {
-                cli_error("copy", "%s: allocation ids are not sequential (event id "
-                          "%lld, written as %lld): multi-domain traces cannot be "
-                          "copied yet", in, (long long)ev.id, (long long)id);
-                rc = EXIT_DATA;
-                break;
-            }
-        } else if (ev.kind == MT_EVENT_PROMOTE) {
-            ws = mt_writer_promote(w, ev.time, ev.id);
-        } else {
-            ws = mt_writer_collect(w, ev.time, ev.id);
-        }
-        if (ws != MT_OK) {
-            cli_error("copy", "%s: event at offset %llu: %s", in,
-                      (unsigned long long)mt_reader_offset(r), mt_writer_error(w));
-            rc = EXIT_DATA;
-            break;
-        }
-    }
-    progress_done(&prog);
-    if (rc == EXIT_OK && st != MT_EOF) {
-        cli_error("copy", "%s: %s (the events before it were copied)", in,
-                  mt_reader_error(r));
-        rc = EXIT_DATA;
-    }
-    free(cs);
-    return rc;
+    (void)ctx;
+    if (ev->kind == MT_EVENT_PROMOTE)
+        return mt_writer_promote(rw->w, ev->time, ev->id);
+    if (ev->kind == MT_EVENT_COLLECT)
+        return mt_writer_collect(rw->w, ev->time, ev->id);
+    int64_t id;
+    int st = cli_rewrite_alloc(rw, ev, ev->time, ev->nsamples, &id);
+    return st ? st : cli_rewrite_same_id(rw, ev, id);
 }
 
 int cmd_copy(int argc, char **argv)
@@ -121,46 +67,11 @@ int cmd_copy(int argc, char **argv)
     }
     if (npaths != 2)
         return cli_usage_error("copy", "expected IN and OUT");
-    const char *in = paths[0], *out = paths[1];
-
-    mt_reader_options ropt = {0};
-    ropt.diag = cli_print_diag;
-    mt_reader *r = mt_reader_create(&ropt);
-    if (!r) {
-        cli_error("copy", "out of memory");
-        return EXIT_DATA;
-    }
-    if (mt_reader_open_file(r, in) != MT_OK) {
-        cli_error("copy", "%s: %s", in, mt_reader_error(r));
-        mt_reader_close(r);
-        return EXIT_DATA;
-    }
-    int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        cli_error("copy", "cannot create %s: %s", out, strerror(errno));
-        mt_reader_close(r);
-        return EXIT_DATA;
-    }
-    mt_writer_options wopt = {0};
-    wopt.format_version = version;
-    mt_writer *w;
-    char err[256];
-    int rc = EXIT_OK;
-    if (mt_writer_open_fd(&w, fd, mt_reader_info(r), &wopt, err, sizeof err)) {
-        cli_error("copy", "%s: %s", out, err);
-        rc = EXIT_DATA;
-    } else {
-        rc = copy_events(r, w, in);
-        if (mt_writer_finish(w) != MT_OK && rc == EXIT_OK) {
-            cli_error("copy", "%s: %s", out, mt_writer_error(w));
-            rc = EXIT_DATA;
-        }
-        mt_writer_close(w);
-    }
-    if (close(fd) != 0 && rc == EXIT_OK) {
-        cli_error("copy", "%s: %s", out, strerror(errno));
-        rc = EXIT_DATA;
-    }
-    mt_reader_close(r);
-    return rc;
+    cli_rewrite_spec spec = {0};
+    spec.cmd = "copy";
+    spec.in = paths[0];
+    spec.out = paths[1];
+    spec.format_version = version;
+    spec.on_event = copy_event;
+    return cli_rewrite_run(&spec);
 }

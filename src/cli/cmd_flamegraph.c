@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/u64map.h"
 #include "cli/output.h"
 
 void usage_flamegraph(FILE *out)
@@ -69,119 +70,6 @@ static inline int64_t add63(int64_t a, int64_t b)
 {
     uint64_t s = ((uint64_t)a + (uint64_t)b) << 1;
     return (int64_t)s >> 1;
-}
-
-/* ---- uint64 -> uint64 hash map (linear probing, backward-shift delete) -- */
-
-typedef struct u64map {
-    uint64_t *keys;
-    uint64_t *vals;
-    unsigned char *used;
-    size_t cap, n;
-} u64map;
-
-static inline size_t u64_slot(uint64_t k, size_t cap)
-{
-    k ^= k >> 33;
-    k *= 0xff51afd7ed558ccdULL;
-    k ^= k >> 33;
-    return (size_t)k & (cap - 1);
-}
-
-static int u64map_grow(u64map *m)
-{
-    size_t cap = m->cap ? m->cap * 2 : 1024;
-    u64map t = {calloc(cap, 8), calloc(cap, 8), calloc(cap, 1), cap, m->n};
-    if (!t.keys || !t.vals || !t.used) {
-        free(t.keys);
-        free(t.vals);
-        free(t.used);
-        return -1;
-    }
-    for (size_t i = 0; i < m->cap; i++) {
-        if (!m->used[i])
-            continue;
-        size_t j = u64_slot(m->keys[i], cap);
-        while (t.used[j])
-            j = (j + 1) & (cap - 1);
-        t.used[j] = 1;
-        t.keys[j] = m->keys[i];
-        t.vals[j] = m->vals[i];
-    }
-    free(m->keys);
-    free(m->vals);
-    free(m->used);
-    *m = t;
-    return 0;
-}
-
-/* Pointer to the value of k, or NULL. */
-static inline uint64_t *u64map_get(const u64map *m, uint64_t k)
-{
-    if (!m->cap)
-        return NULL;
-    for (size_t j = u64_slot(k, m->cap);; j = (j + 1) & (m->cap - 1)) {
-        if (!m->used[j])
-            return NULL;
-        if (m->keys[j] == k)
-            return &m->vals[j];
-    }
-}
-
-/* Insert or overwrite; 0, or -1 when out of memory. */
-static int u64map_put(u64map *m, uint64_t k, uint64_t v)
-{
-    if ((m->n + 1) * 2 > m->cap && u64map_grow(m))
-        return -1;
-    size_t j = u64_slot(k, m->cap);
-    while (m->used[j] && m->keys[j] != k)
-        j = (j + 1) & (m->cap - 1);
-    if (!m->used[j]) {
-        m->used[j] = 1;
-        m->keys[j] = k;
-        m->n++;
-    }
-    m->vals[j] = v;
-    return 0;
-}
-
-/* Remove k; returns 1 if it was present (value in *v). */
-static int u64map_del(u64map *m, uint64_t k, uint64_t *v)
-{
-    if (!m->cap)
-        return 0;
-    size_t mask = m->cap - 1, j = u64_slot(k, m->cap);
-    for (;; j = (j + 1) & mask) {
-        if (!m->used[j])
-            return 0;
-        if (m->keys[j] == k)
-            break;
-    }
-    *v = m->vals[j];
-    /* Backward shift: move later members of the probe run into the hole. */
-    size_t hole = j;
-    for (size_t i = (j + 1) & mask; m->used[i]; i = (i + 1) & mask) {
-        size_t home = u64_slot(m->keys[i], m->cap);
-        /* i may move to hole if home is not cyclically in (hole, i]. */
-        int stays = hole <= i ? (home > hole && home <= i)
-                              : (home > hole || home <= i);
-        if (!stays) {
-            m->keys[hole] = m->keys[i];
-            m->vals[hole] = m->vals[i];
-            hole = i;
-        }
-    }
-    m->used[hole] = 0;
-    m->n--;
-    return 1;
-}
-
-static void u64map_free(u64map *m)
-{
-    free(m->keys);
-    free(m->vals);
-    free(m->used);
-    memset(m, 0, sizeof *m);
 }
 
 /* ---- state ------------------------------------------------------------- */
@@ -231,26 +119,6 @@ typedef struct fg {
     int err;                    /* 0, -1 unknown code, -2 out of memory */
     uint64_t bad_code;
 } fg;
-
-/* Make the array at *pp (any object pointer type, passed as its address)
- * hold at least need elements. 0, or -1 when out of memory. The pointer is
- * copied in and out with memcpy, so no T ** is accessed as void **. */
-static int grow(void *pp, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap)
-        return 0;
-    size_t c = *cap ? *cap : 64;
-    while (c < need)
-        c *= 2;
-    void *p;
-    memcpy(&p, pp, sizeof p);
-    void *q = realloc(p, c * elem);
-    if (!q)
-        return -1;
-    memcpy(pp, &q, sizeof q);
-    *cap = c;
-    return 0;
-}
 
 static inline uint64_t str_hash(const char *s, size_t n)
 {
@@ -304,7 +172,7 @@ static int64_t intern(fg *g, const char *s, size_t n)
         g->seen = sn;
         g->names_cap = cap;
     }
-    if (grow(&g->text, &g->text_cap, g->text_len + n, 1))
+    if (cli_grow(&g->text, &g->text_cap, g->text_len + n, 1))
         return -1;
     memcpy(g->text + g->text_len, s, n);
     size_t id = g->nnames++;
@@ -331,7 +199,7 @@ static int code_frames(fg *g, uint64_t code, size_t *first, size_t *count)
     if (mt_reader_locations(g->r, code, &locs, &n) != MT_OK)
         return -1;
     if (g->code_names_len + n > UINT32_MAX ||
-        grow(&g->code_names, &g->code_names_cap, g->code_names_len + n,
+        cli_grow(&g->code_names, &g->code_names_cap, g->code_names_len + n,
              sizeof *g->code_names))
         return -2;
     size_t start = g->code_names_len;
@@ -342,7 +210,7 @@ static int code_frames(fg *g, uint64_t code, size_t *first, size_t *count)
         size_t len = strlen(s);
         if (g->opt_lines) {
             size_t fl = strlen(locs[i].filename);
-            if (grow(&buf, &buf_cap, len + fl + 32, 1)) {
+            if (cli_grow(&buf, &buf_cap, len + fl + 32, 1)) {
                 free(buf);
                 return -2;
             }
@@ -373,7 +241,7 @@ static uint32_t child(fg *g, uint32_t parent, uint32_t name)
     if (v)
         return (uint32_t)*v;
     if (g->nnodes >= UINT32_MAX ||
-        grow(&g->nodes, &g->nodes_cap, g->nnodes + 1, sizeof *g->nodes))
+        cli_grow(&g->nodes, &g->nodes_cap, g->nnodes + 1, sizeof *g->nodes))
         return 0;
     uint32_t c = (uint32_t)g->nnodes++;
     node *nd = &g->nodes[c];
@@ -407,7 +275,7 @@ static int on_alloc(fg *g, const mt_event *ev)
             if (g->seen[nm] == g->gen)
                 continue;
             g->seen[nm] = g->gen;
-            if (grow(&g->path, &g->path_cap, len + 1, sizeof *g->path))
+            if (cli_grow(&g->path, &g->path_cap, len + 1, sizeof *g->path))
                 return -2;
             g->path[len++] = nm;
         }
@@ -481,7 +349,7 @@ static int sort_children(fg *g)
     for (size_t p = 0; p < g->nnodes; p++) {
         size_t n = 0;
         for (uint32_t c = g->nodes[p].first_child; c; c = g->nodes[c].next_sibling) {
-            if (grow(&tmp, &cap, n + 1, sizeof *tmp)) {
+            if (cli_grow(&tmp, &cap, n + 1, sizeof *tmp)) {
                 free(tmp);
                 return -1;
             }
@@ -534,7 +402,7 @@ static int print_trie(fg *g, mt_out *o, int bytes, double bytes_per_sample)
     size_t cap = 0, depth = 0;
     uint32_t cur = g->nodes[0].first_child;
     while (cur) {
-        if (grow(&stack, &cap, depth + 1, sizeof *stack)) {
+        if (cli_grow(&stack, &cap, depth + 1, sizeof *stack)) {
             free(stack);
             return -1;
         }

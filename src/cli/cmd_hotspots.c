@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/u64map.h"
 #include "cli/output.h"
 
 void usage_hotspots(FILE *out)
@@ -83,66 +84,6 @@ static inline int64_t add63(int64_t a, int64_t b)
     return (int64_t)s >> 1;
 }
 
-/* Make the array at *pp (any object pointer type, passed as its address)
- * hold at least need elements. 0, or -1 when out of memory. The pointer is
- * copied in and out with memcpy, so no T ** is accessed as void **. */
-static int grow(void *pp, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap)
-        return 0;
-    size_t c = *cap ? *cap : 64;
-    while (c < need)
-        c *= 2;
-    void *p;
-    memcpy(&p, pp, sizeof p);
-    void *q = realloc(p, c * elem);
-    if (!q)
-        return -1;
-    memcpy(pp, &q, sizeof q);
-    *cap = c;
-    return 0;
-}
-
-/* ---- code -> entry map (lookup only; its order does not matter) -------- */
-
-typedef struct codemap {
-    uint64_t *keys;
-    uint32_t *vals;             /* entry index + 1; 0 = empty slot */
-    size_t cap, n;
-} codemap;
-
-static inline size_t code_slot(uint64_t k, size_t cap)
-{
-    k ^= k >> 33;
-    k *= 0xff51afd7ed558ccdULL;
-    k ^= k >> 33;
-    return (size_t)k & (cap - 1);
-}
-
-static int codemap_grow(codemap *m)
-{
-    size_t cap = m->cap ? m->cap * 2 : 1024;
-    codemap t = {calloc(cap, sizeof *t.keys), calloc(cap, sizeof *t.vals), cap, m->n};
-    if (!t.keys || !t.vals) {
-        free(t.keys);
-        free(t.vals);
-        return -1;
-    }
-    for (size_t i = 0; i < m->cap; i++) {
-        if (!m->vals[i])
-            continue;
-        size_t j = code_slot(m->keys[i], cap);
-        while (t.vals[j])
-            j = (j + 1) & (cap - 1);
-        t.keys[j] = m->keys[i];
-        t.vals[j] = m->vals[i];
-    }
-    free(m->keys);
-    free(m->vals);
-    *m = t;
-    return 0;
-}
-
 /* ---- state ------------------------------------------------------------- */
 
 typedef struct func {
@@ -178,7 +119,7 @@ typedef struct hs {
     size_t func_slots_cap;
     entry *entries;
     size_t nentries, entries_cap;
-    codemap codes;
+    u64map codes;                /* code -> its entry index */
     uint32_t gen;
     int64_t total;
     /* heavy hitters */
@@ -232,7 +173,7 @@ static int64_t get_func(hs *h, const char *filename, const char *name)
             return h->func_slots[j] - 1;
     }
     if (h->nfuncs >= INT32_MAX ||
-        grow(&h->funcs, &h->funcs_cap, h->nfuncs + 1, sizeof *h->funcs))
+        cli_grow(&h->funcs, &h->funcs_cap, h->nfuncs + 1, sizeof *h->funcs))
         return -1;
     func *f = &h->funcs[h->nfuncs];
     memset(f, 0, sizeof *f);
@@ -254,12 +195,9 @@ static int64_t get_func(hs *h, const char *filename, const char *name)
 static int64_t add_loc(hs *h, const uint64_t *bt, size_t i)
 {
     uint64_t code = bt[i];
-    if ((h->codes.n + 1) * 2 > h->codes.cap && codemap_grow(&h->codes))
-        return -2;
-    size_t mask = h->codes.cap - 1, j = code_slot(code, h->codes.cap);
-    for (; h->codes.vals[j]; j = (j + 1) & mask)
-        if (h->codes.keys[j] == code)
-            return h->codes.vals[j] - 1;
+    const uint64_t *known = u64map_get(&h->codes, code);
+    if (known)
+        return (int64_t)*known;
 
     /* describe_location: an empty code is described by its caller, at most
      * two steps out; then "??" and the code in hex (an OCaml %x: the 63-bit
@@ -296,7 +234,7 @@ static int64_t add_loc(hs *h, const uint64_t *bt, size_t i)
     }
     int64_t fi = get_func(h, filename, name);
     if (fi < 0 || h->nentries >= INT32_MAX ||
-        grow(&h->entries, &h->entries_cap, h->nentries + 1,
+        cli_grow(&h->entries, &h->entries_cap, h->nentries + 1,
              sizeof *h->entries))
         return -2;
     entry *e = &h->entries[h->nentries];
@@ -307,9 +245,8 @@ static int64_t add_loc(hs *h, const uint64_t *bt, size_t i)
     e->alloc_count = 0;
     e->next = h->funcs[fi].locs;
     h->funcs[fi].locs = (int32_t)h->nentries;
-    h->codes.keys[j] = code;
-    h->codes.vals[j] = (uint32_t)h->nentries + 1;
-    h->codes.n++;
+    if (u64map_put(&h->codes, code, h->nentries))
+        return -2;
     return (int64_t)h->nentries++;
 }
 
@@ -335,7 +272,7 @@ static int hh_add(hs *h, uint32_t f, uint32_t al)
         if (i >= 0) {
             h->hh_free = h->hh[i].next;
         } else {
-            if (grow(&h->hh, &h->hh_cap, h->hh_used + 1, sizeof *h->hh))
+            if (cli_grow(&h->hh, &h->hh_cap, h->hh_used + 1, sizeof *h->hh))
                 return -2;
             i = (int32_t)h->hh_used++;
         }
@@ -513,7 +450,7 @@ static size_t hot_bucket(uint32_t id, size_t nbuckets)
  * when the entries exceed twice the buckets. Returns the index or -1. */
 static int32_t hot_add(hot_tbl *t, uint32_t al)
 {
-    if (grow(&t->v, &t->cap, t->n + 1, sizeof *t->v))
+    if (cli_grow(&t->v, &t->cap, t->n + 1, sizeof *t->v))
         return -1;
     int32_t i = (int32_t)t->n++;
     hot *x = &t->v[i];
@@ -604,7 +541,7 @@ static int report(hs *h, mt_out *o, const mt_trace_info *info)
             double lim = 0.10 >= alloc_prop * 1.2 ? 0.10 : alloc_prop * 1.2;
             if (pair_freq / fn_freq > lim && pair_freq / total > 0.005) {
                 hot *hx = &t.v[x];
-                if (grow(&hx->callers, &hx->callers_cap, hx->ncallers + 1,
+                if (cli_grow(&hx->callers, &hx->callers_cap, hx->ncallers + 1,
                          sizeof *hx->callers))
                     goto done;
                 sitem *s = &hx->callers[hx->ncallers++];
@@ -615,7 +552,7 @@ static int report(hs *h, mt_out *o, const mt_trace_info *info)
     }
 
     /* Func_tbl.fold prepends: the list is the reverse of the iteration. */
-    if (grow(&list, &list_cap, t.n + 1, sizeof *list))
+    if (cli_grow(&list, &list_cap, t.n + 1, sizeof *list))
         goto done;
     size_t nhot = 0;
     for (size_t b = 0; b < t.nbuckets; b++)
@@ -639,7 +576,7 @@ static int report(hs *h, mt_out *o, const mt_trace_info *info)
 
         size_t nl = 0;
         for (int32_t e = al->locs; e >= 0; e = h->entries[e].next) {
-            if (grow(&locs, &locs_cap, nl + 1, sizeof *locs)) {
+            if (cli_grow(&locs, &locs_cap, nl + 1, sizeof *locs)) {
                 free(locs);
                 goto done;
             }
@@ -709,8 +646,7 @@ static void hs_free(hs *h)
     free(h->funcs);
     free(h->func_slots);
     free(h->entries);
-    free(h->codes.keys);
-    free(h->codes.vals);
+    u64map_free(&h->codes);
     free(h->hh);
     free(h);
 }

@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/u64map.h"
 
 void usage_info(FILE *out)
 {
@@ -101,103 +102,11 @@ static int64_t omul(int64_t a, int64_t b)
     return wrap63((uint64_t)a * (uint64_t)b);
 }
 
-/* ---- id -> nsamples hash table (linear probing, backward-shift delete) - */
-
-typedef struct id_entry {
-    int64_t id;
-    int64_t val;
-    int used;
-} id_entry;
-
-typedef struct id_table {
-    id_entry *e;
-    size_t cap, n;               /* cap: power of two (0 before first use) */
-} id_table;
-
-static size_t id_slot(int64_t id, size_t cap)
-{
-    return (size_t)(((uint64_t)id * 0x9E3779B97F4A7C15ULL) >> 17) & (cap - 1);
-}
-
-static int id_grow(id_table *t)
-{
-    size_t cap = t->cap ? t->cap * 2 : 1024;
-    id_entry *e = calloc(cap, sizeof *e);
-    if (!e)
-        return -1;
-    for (size_t i = 0; i < t->cap; i++) {
-        if (!t->e[i].used)
-            continue;
-        size_t j = id_slot(t->e[i].id, cap);
-        while (e[j].used)
-            j = (j + 1) & (cap - 1);
-        e[j] = t->e[i];
-    }
-    free(t->e);
-    t->e = e;
-    t->cap = cap;
-    return 0;
-}
-
-/* Slot of id, or NULL. */
-static id_entry *id_find(const id_table *t, int64_t id)
-{
-    if (!t->n)
-        return NULL;
-    size_t j = id_slot(id, t->cap);
-    while (t->e[j].used) {
-        if (t->e[j].id == id)
-            return &t->e[j];
-        j = (j + 1) & (t->cap - 1);
-    }
-    return NULL;
-}
-
-/* Insert or replace; 0, or -1 when out of memory. */
-static int id_put(id_table *t, int64_t id, int64_t val)
-{
-    if ((t->n + 1) * 2 > t->cap && id_grow(t))
-        return -1;
-    size_t j = id_slot(id, t->cap);
-    while (t->e[j].used) {
-        if (t->e[j].id == id) {
-            t->e[j].val = val;
-            return 0;
-        }
-        j = (j + 1) & (t->cap - 1);
-    }
-    t->e[j].id = id;
-    t->e[j].val = val;
-    t->e[j].used = 1;
-    t->n++;
-    return 0;
-}
-
-static void id_remove(id_table *t, id_entry *e)
-{
-    size_t mask = t->cap - 1;
-    size_t i = (size_t)(e - t->e);
-    size_t j = i;
-    for (;;) {
-        j = (j + 1) & mask;
-        if (!t->e[j].used)
-            break;
-        size_t k = id_slot(t->e[j].id, t->cap);
-        /* move e[j] into the hole at i unless its home k lies in (i, j] */
-        if (i <= j ? (i < k && k <= j) : (i < k || k <= j))
-            continue;
-        t->e[i] = t->e[j];
-        i = j;
-    }
-    t->e[i].used = 0;
-    t->n--;
-}
-
 /* ---- the statistics (spec 11.2) --------------------------------------- */
 
 typedef struct info_stats {
-    id_table minor_live;         /* id -> nsamples of live minor allocations */
-    id_table major_multi;        /* id -> nsamples (> 1) of major objects    */
+    u64map minor_live;           /* id -> nsamples of live minor allocations */
+    u64map major_multi;          /* id -> nsamples (> 1) of major objects    */
     int64_t tmax;                /* dt of the last event                     */
     int64_t start_time;
     int64_t minor_alloc, minor_collect, promote;
@@ -211,18 +120,18 @@ static int on_event(void *ctx, const mt_event *ev)
 {
     info_stats *s = ctx;
     s->tmax = ev->time - s->start_time;
-    id_entry *e;
+    uint64_t v;
     switch (ev->kind) {
     case MT_EVENT_ALLOC: {
         int64_t ns = ev->nsamples;
         s->allocs++;
         if (ev->source != MT_SOURCE_MINOR) {
             s->major_alloc = oadd(s->major_alloc, ns);
-            if (ns > 1 && id_put(&s->major_multi, ev->id, ns))
+            if (ns > 1 && u64map_put(&s->major_multi, (uint64_t)ev->id, (uint64_t)ns))
                 goto oom;
         } else {
             s->minor_alloc = oadd(s->minor_alloc, ns);
-            if (id_put(&s->minor_live, ev->id, ns))
+            if (u64map_put(&s->minor_live, (uint64_t)ev->id, (uint64_t)ns))
                 goto oom;
         }
         if (ev->length <= 4)
@@ -237,33 +146,26 @@ static int on_event(void *ctx, const mt_event *ev)
     }
     case MT_EVENT_PROMOTE:
         s->promotes++;
-        e = id_find(&s->minor_live, ev->id);
-        if (!e) {
+        if (!u64map_del(&s->minor_live, (uint64_t)ev->id, &v)) {
             /* The reference asserts here; we ignore it (see the top). */
             s->ignored_promotes++;
             break;
         }
         {
-            int64_t ns = e->val;
-            id_remove(&s->minor_live, e);
+            int64_t ns = (int64_t)v;
             s->promote = oadd(s->promote, ns);
-            if (ns > 1 && id_put(&s->major_multi, ev->id, ns))
+            if (ns > 1 && u64map_put(&s->major_multi, (uint64_t)ev->id, (uint64_t)ns))
                 goto oom;
         }
         break;
     case MT_EVENT_COLLECT:
         s->collects++;
-        e = id_find(&s->minor_live, ev->id);
-        if (e) {
-            s->minor_collect = oadd(s->minor_collect, e->val);
-            id_remove(&s->minor_live, e);
+        if (u64map_del(&s->minor_live, (uint64_t)ev->id, &v)) {
+            s->minor_collect = oadd(s->minor_collect, (int64_t)v);
         } else {
-            e = id_find(&s->major_multi, ev->id);
             int64_t ns = 1;
-            if (e) {
-                ns = e->val;
-                id_remove(&s->major_multi, e);
-            }
+            if (u64map_del(&s->major_multi, (uint64_t)ev->id, &v))
+                ns = (int64_t)v;
             s->major_collect = oadd(s->major_collect, ns);
         }
         break;
@@ -606,8 +508,8 @@ int cmd_info(int argc, char **argv)
             cli_error("info", "writing output failed");
         rc = EXIT_DATA;
     }
-    free(s.minor_live.e);
-    free(s.major_multi.e);
+    u64map_free(&s.minor_live);
+    u64map_free(&s.major_multi);
     mt_reader_close(r);
     return rc;
 }

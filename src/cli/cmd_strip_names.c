@@ -6,14 +6,10 @@
  * its time relative to the trace start, with the same ids, lengths, sample
  * counts and sources but empty backtraces (so no location events at all).
  */
-#include <errno.h>
-#include <fcntl.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/rewrite.h"
 
 #define CMD "strip-names"
 
@@ -55,53 +51,31 @@ void usage_strip_names(FILE *out)
             "Exit status: 0 success, 1 bad trace or I/O error, 2 bad usage.\n");
 }
 
-static int same_file(const char *a, const char *b)
+/* Re-emit every event; returns EXIT_OK or EXIT_DATA (message printed). */
+/* The output's info: nothing that names the program, machine or time. */
+static void anonymous_info(mt_trace_info *info, void *ctx)
 {
-    if (strcmp(a, b) == 0)
-        return 1;
-    struct stat sa, sb;
-    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
-           sa.st_ino == sb.st_ino;
+    (void)ctx;
+    info->executable_name = "<anonymous>";
+    info->host_name = "<anonymous>";
+    info->pid = 0;
+    info->start_time = 0;
+    info->context = NULL;
 }
 
-/* Re-emit every event; returns EXIT_OK or EXIT_DATA (message printed). */
-static int strip_events(mt_reader *r, mt_writer *w, const char *in)
+/* Every event at its time since the trace start, allocations without
+ * backtraces (the reader skips them), ids unchanged. */
+static int strip_event(cli_rewrite *rw, const mt_event *ev, void *ctx)
 {
-    const int64_t t0 = mt_reader_info(r)->start_time;
-    mt_event ev;
-    int st, rc = EXIT_OK;
-    while ((st = mt_reader_next(r, &ev)) == MT_OK) {
-        int ws;
-        int64_t dt = ev.time - t0;
-        if (ev.kind == MT_EVENT_ALLOC) {
-            int64_t id;
-            ws = mt_writer_alloc(w, dt, ev.length, ev.nsamples, ev.source,
-                                 NULL, 0, NULL, NULL, &id);
-            if (ws == MT_OK && id != ev.id) {
-                cli_error(CMD, "%s: allocation ids are not sequential (event id "
-                          "%lld, written as %lld): multi-domain traces cannot be "
-                          "stripped yet", in, (long long)ev.id, (long long)id);
-                rc = EXIT_DATA;
-                break;
-            }
-        } else if (ev.kind == MT_EVENT_PROMOTE) {
-            ws = mt_writer_promote(w, dt, ev.id);
-        } else {
-            ws = mt_writer_collect(w, dt, ev.id);
-        }
-        if (ws != MT_OK) {
-            cli_error(CMD, "%s: event at offset %llu: %s", in,
-                      (unsigned long long)mt_reader_offset(r), mt_writer_error(w));
-            rc = EXIT_DATA;
-            break;
-        }
-    }
-    if (rc == EXIT_OK && st != MT_EOF) {
-        cli_error(CMD, "%s: %s (the events before it were written)", in,
-                  mt_reader_error(r));
-        rc = EXIT_DATA;
-    }
-    return rc;
+    (void)ctx;
+    int64_t dt = ev->time - mt_reader_info(rw->r)->start_time;
+    if (ev->kind == MT_EVENT_PROMOTE)
+        return mt_writer_promote(rw->w, dt, ev->id);
+    if (ev->kind == MT_EVENT_COLLECT)
+        return mt_writer_collect(rw->w, dt, ev->id);
+    int64_t id;
+    int st = cli_rewrite_alloc(rw, ev, dt, ev->nsamples, &id);
+    return st ? st : cli_rewrite_same_id(rw, ev, id);
 }
 
 int cmd_strip_names(int argc, char **argv)
@@ -127,61 +101,13 @@ int cmd_strip_names(int argc, char **argv)
     }
     if (npaths != 2)
         return cli_usage_error(CMD, "expected IN and OUT");
-    const char *in = paths[0], *out = paths[1];
-    if (same_file(in, out))
-        return cli_usage_error(CMD, "OUT must not be the input file (%s)", out);
-
-    mt_reader_options ropt = {0};
-    ropt.skip_backtraces = 1;       /* they are dropped anyway */
-    ropt.diag = cli_print_diag;
-    mt_reader *r = mt_reader_create(&ropt);
-    if (!r) {
-        cli_error(CMD, "out of memory");
-        return EXIT_DATA;
-    }
-    if (mt_reader_open_file(r, in) != MT_OK) {
-        cli_error(CMD, "%s: %s", in, mt_reader_error(r));
-        mt_reader_close(r);
-        return EXIT_DATA;
-    }
-    const mt_trace_info *src = mt_reader_info(r);
-    mt_trace_info info = {0};
-    info.sample_rate = src->sample_rate;
-    info.word_size = src->word_size;
-    info.executable_name = "<anonymous>";
-    info.host_name = "<anonymous>";
-    info.runtime_params = src->runtime_params;
-    info.pid = 0;
-    info.start_time = 0;
-    info.context = NULL;
-
-    int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        cli_error(CMD, "cannot create %s: %s", out, strerror(errno));
-        mt_reader_close(r);
-        return EXIT_DATA;
-    }
-    mt_writer_options wopt = {0};
-    wopt.format_version = 3;
-    wopt.domain = 0;
-    mt_writer *w;
-    char err[256];
-    int rc = EXIT_OK;
-    if (mt_writer_open_fd(&w, fd, &info, &wopt, err, sizeof err)) {
-        cli_error(CMD, "%s: %s", out, err);
-        rc = EXIT_DATA;
-    } else {
-        rc = strip_events(r, w, in);
-        if (mt_writer_finish(w) != MT_OK && rc == EXIT_OK) {
-            cli_error(CMD, "%s: %s", out, mt_writer_error(w));
-            rc = EXIT_DATA;
-        }
-        mt_writer_close(w);
-    }
-    if (close(fd) != 0 && rc == EXIT_OK) {
-        cli_error(CMD, "%s: %s", out, strerror(errno));
-        rc = EXIT_DATA;
-    }
-    mt_reader_close(r);
-    return rc;
+    cli_rewrite_spec spec = {0};
+    spec.cmd = CMD;
+    spec.in = paths[0];
+    spec.out = paths[1];
+    spec.skip_backtraces = 1;       /* they are dropped anyway */
+    spec.format_version = 3;
+    spec.edit_info = anonymous_info;
+    spec.on_event = strip_event;
+    return cli_rewrite_run(&spec);
 }

@@ -9,15 +9,15 @@
  */
 #include <errno.h>
 #include <math.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/rewrite.h"
+#include "cli/u64map.h"
 
 #define CMD "subsample"
 
@@ -201,109 +201,6 @@ static int64_t rng_binomial(rng *g, int64_t n, double p)
     return base;
 }
 
-/* ---- old id -> new id map (open addressing, linear probing) ----------- */
-
-typedef struct idmap {
-    int64_t *keys, *vals;
-    unsigned char *used;
-    size_t cap, len;        /* cap: power of two */
-} idmap;
-
-static size_t id_hash(int64_t k, size_t mask)
-{
-    uint64_t x = (uint64_t)k * 0x9e3779b97f4a7c15ULL;
-    return (size_t)(x ^ (x >> 29)) & mask;
-}
-
-static int idmap_grow(idmap *m)
-{
-    size_t ncap = m->cap ? m->cap * 2 : 1024;
-    int64_t *nk = malloc(ncap * sizeof *nk), *nv = malloc(ncap * sizeof *nv);
-    unsigned char *nu = calloc(ncap, 1);
-    if (!nk || !nv || !nu) {
-        free(nk);
-        free(nv);
-        free(nu);
-        return -1;
-    }
-    for (size_t i = 0; i < m->cap; i++) {
-        if (!m->used[i])
-            continue;
-        size_t j = id_hash(m->keys[i], ncap - 1);
-        while (nu[j])
-            j = (j + 1) & (ncap - 1);
-        nu[j] = 1;
-        nk[j] = m->keys[i];
-        nv[j] = m->vals[i];
-    }
-    free(m->keys);
-    free(m->vals);
-    free(m->used);
-    m->keys = nk;
-    m->vals = nv;
-    m->used = nu;
-    m->cap = ncap;
-    return 0;
-}
-
-/* Slot of key k, or (size_t)-1 when absent. */
-static size_t idmap_find(const idmap *m, int64_t k)
-{
-    if (!m->cap)
-        return (size_t)-1;
-    size_t mask = m->cap - 1;
-    for (size_t j = id_hash(k, mask); m->used[j]; j = (j + 1) & mask)
-        if (m->keys[j] == k)
-            return j;
-    return (size_t)-1;
-}
-
-static int idmap_put(idmap *m, int64_t k, int64_t v)
-{
-    size_t j = idmap_find(m, k);
-    if (j != (size_t)-1) {
-        m->vals[j] = v;
-        return 0;
-    }
-    if ((m->len + 1) * 4 > m->cap * 3 && idmap_grow(m))
-        return -1;
-    size_t mask = m->cap - 1;
-    for (j = id_hash(k, mask); m->used[j]; j = (j + 1) & mask)
-        ;
-    m->used[j] = 1;
-    m->keys[j] = k;
-    m->vals[j] = v;
-    m->len++;
-    return 0;
-}
-
-/* Remove slot j (backward-shift deletion keeps probe chains intact). */
-static void idmap_remove_slot(idmap *m, size_t j)
-{
-    size_t mask = m->cap - 1, i = j;
-    for (;;) {
-        i = (i + 1) & mask;
-        if (!m->used[i])
-            break;
-        size_t h = id_hash(m->keys[i], mask);
-        /* Move i into the hole j unless its home h lies cyclically in (j, i]. */
-        if ((i > j && (h <= j || h > i)) || (i < j && (h <= j && h > i))) {
-            m->keys[j] = m->keys[i];
-            m->vals[j] = m->vals[i];
-            j = i;
-        }
-    }
-    m->used[j] = 0;
-    m->len--;
-}
-
-static void idmap_free(idmap *m)
-{
-    free(m->keys);
-    free(m->vals);
-    free(m->used);
-}
-
 /* ---- argument parsing ------------------------------------------------- */
 
 /* Decimal integer, optional sign, whole string, in range. */
@@ -344,15 +241,6 @@ static int is_negative_number(const char *s)
     return 1;
 }
 
-static int same_file(const char *a, const char *b)
-{
-    if (strcmp(a, b) == 0)
-        return 1;
-    struct stat sa, sb;
-    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
-           sa.st_ino == sb.st_ino;
-}
-
 /* floor(dt / 1e6) for any sign of dt. */
 static int64_t whole_seconds(int64_t dt)
 {
@@ -370,84 +258,49 @@ typedef struct sub_params {
     int64_t start, end;
 } sub_params;
 
-static int locate(void *ctx, uint64_t code, const mt_location **locs, size_t *n)
+typedef struct sub_state {
+    const sub_params *sp;
+    rng *g;
+    double p;                    /* 1 / factor */
+    u64map map;                  /* old id -> new id of kept, live objects */
+} sub_state;
+
+static void divide_rate(mt_trace_info *info, void *ctx)
 {
-    return mt_reader_locations(ctx, code, locs, n) == MT_OK ? 0 : -1;
+    const sub_state *s = ctx;
+    info->sample_rate /= (double)s->sp->factor;
 }
 
-static int subsample_events(mt_reader *r, mt_writer *w, const char *in,
-                            const sub_params *sp, rng *g)
+static int subsample_event(cli_rewrite *rw, const mt_event *ev, void *ctx)
 {
-    const int64_t t0 = mt_reader_info(r)->start_time;
-    const double p = 1.0 / (double)sp->factor;
-    idmap map = {0};
-    uint64_t *cs = NULL;
-    size_t cap = 0;
-    mt_event ev;
-    int st, rc = EXIT_OK;
-    while ((st = mt_reader_next(r, &ev)) == MT_OK) {
-        int ws = MT_OK;
-        if (ev.kind == MT_EVENT_ALLOC) {
-            if (sp->windowed) {
-                int64_t s = whole_seconds(ev.time - t0);
-                if (s < sp->start || s >= sp->end)
-                    continue;
-            }
-            if (ev.nsamples <= 0)
-                continue;
-            int64_t kept = sp->factor == 1 ? ev.nsamples
-                                           : rng_binomial(g, ev.nsamples, p);
-            if (kept <= 0)
-                continue;
-            if (ev.backtrace_len > cap) {
-                size_t ncap = ev.backtrace_len * 2;
-                uint64_t *np = realloc(cs, ncap * sizeof *np);
-                if (!np) {
-                    cli_error(CMD, "out of memory");
-                    rc = EXIT_DATA;
-                    break;
-                }
-                cs = np;
-                cap = ncap;
-            }
-            size_t n = ev.backtrace_len;
-            for (size_t i = 0; i < n; i++)      /* caller first -> callee first */
-                cs[i] = ev.backtrace[n - 1 - i];
-            int64_t id;
-            ws = mt_writer_alloc(w, ev.time, ev.length, kept, ev.source, cs, n,
-                                 locate, r, &id);
-            if (ws == MT_OK && idmap_put(&map, ev.id, id)) {
-                cli_error(CMD, "out of memory");
-                rc = EXIT_DATA;
-                break;
-            }
-        } else {
-            size_t j = idmap_find(&map, ev.id);
-            if (j == (size_t)-1)
-                continue;
-            int64_t id = map.vals[j];
-            if (ev.kind == MT_EVENT_PROMOTE) {
-                ws = mt_writer_promote(w, ev.time, id);
-            } else {
-                idmap_remove_slot(&map, j);
-                ws = mt_writer_collect(w, ev.time, id);
-            }
+    sub_state *s = ctx;
+    const sub_params *sp = s->sp;
+    if (ev->kind == MT_EVENT_ALLOC) {
+        if (sp->windowed) {
+            int64_t sec = whole_seconds(ev->time - mt_reader_info(rw->r)->start_time);
+            if (sec < sp->start || sec >= sp->end)
+                return MT_OK;
         }
-        if (ws != MT_OK) {
-            cli_error(CMD, "%s: event at offset %llu: %s", in,
-                      (unsigned long long)mt_reader_offset(r), mt_writer_error(w));
-            rc = EXIT_DATA;
-            break;
-        }
+        if (ev->nsamples <= 0)
+            return MT_OK;
+        int64_t kept = sp->factor == 1 ? ev->nsamples
+                                       : rng_binomial(s->g, ev->nsamples, s->p);
+        if (kept <= 0)
+            return MT_OK;
+        int64_t id;
+        int st = cli_rewrite_alloc(rw, ev, ev->time, kept, &id);
+        if (st == MT_OK && u64map_put(&s->map, (uint64_t)ev->id, (uint64_t)id))
+            st = MT_ERR_NOMEM;
+        return st;
     }
-    if (rc == EXIT_OK && st != MT_EOF) {
-        cli_error(CMD, "%s: %s (the events before it were subsampled)", in,
-                  mt_reader_error(r));
-        rc = EXIT_DATA;
+    uint64_t id;
+    if (ev->kind == MT_EVENT_PROMOTE) {
+        const uint64_t *v = u64map_get(&s->map, (uint64_t)ev->id);
+        return v ? mt_writer_promote(rw->w, ev->time, (int64_t)*v) : MT_OK;
     }
-    free(cs);
-    idmap_free(&map);
-    return rc;
+    if (!u64map_del(&s->map, (uint64_t)ev->id, &id))
+        return MT_OK;
+    return mt_writer_collect(rw->w, ev->time, (int64_t)id);
 }
 
 int cmd_subsample(int argc, char **argv)
@@ -511,9 +364,6 @@ int cmd_subsample(int argc, char **argv)
         if (parse_int64(pos[4], &sp.end))
             return cli_usage_error(CMD, "END must be an integer (got '%s')", pos[4]);
     }
-    if (same_file(in, out))
-        return cli_usage_error(CMD, "OUT must not be the input file (%s)", out);
-
     rng g;
     if (!have_seed) {
         struct timespec ts;
@@ -523,46 +373,16 @@ int cmd_subsample(int argc, char **argv)
     }
     rng_seed(&g, seed);
 
-    mt_reader_options ropt = {0};
-    ropt.diag = cli_print_diag;
-    mt_reader *r = mt_reader_create(&ropt);
-    if (!r) {
-        cli_error(CMD, "out of memory");
-        return EXIT_DATA;
-    }
-    if (mt_reader_open_file(r, in) != MT_OK) {
-        cli_error(CMD, "%s: %s", in, mt_reader_error(r));
-        mt_reader_close(r);
-        return EXIT_DATA;
-    }
-    mt_trace_info info = *mt_reader_info(r);
-    info.sample_rate /= (double)sp.factor;
-    int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        cli_error(CMD, "cannot create %s: %s", out, strerror(errno));
-        mt_reader_close(r);
-        return EXIT_DATA;
-    }
-    mt_writer_options wopt = {0};
-    wopt.format_version = version;
-    mt_writer *w;
-    char err[256];
-    int rc = EXIT_OK;
-    if (mt_writer_open_fd(&w, fd, &info, &wopt, err, sizeof err)) {
-        cli_error(CMD, "%s: %s", out, err);
-        rc = EXIT_DATA;
-    } else {
-        rc = subsample_events(r, w, in, &sp, &g);
-        if (mt_writer_finish(w) != MT_OK && rc == EXIT_OK) {
-            cli_error(CMD, "%s: %s", out, mt_writer_error(w));
-            rc = EXIT_DATA;
-        }
-        mt_writer_close(w);
-    }
-    if (close(fd) != 0 && rc == EXIT_OK) {
-        cli_error(CMD, "%s: %s", out, strerror(errno));
-        rc = EXIT_DATA;
-    }
-    mt_reader_close(r);
+    sub_state st = {&sp, &g, 1.0 / (double)sp.factor, {0}};
+    cli_rewrite_spec spec = {0};
+    spec.cmd = CMD;
+    spec.in = in;
+    spec.out = out;
+    spec.format_version = version;
+    spec.edit_info = divide_rate;
+    spec.on_event = subsample_event;
+    spec.ctx = &st;
+    int rc = cli_rewrite_run(&spec);
+    u64map_free(&st.map);
     return rc;
 }

@@ -1,0 +1,133 @@
+/*
+ * rewrite.c - the shared skeleton of copy, subsample and strip-names; see
+ * rewrite.h.
+ */
+#include "cli/rewrite.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+
+static int same_file(const char *a, const char *b)
+{
+    if (strcmp(a, b) == 0)
+        return 1;
+    struct stat sa, sb;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+           sa.st_ino == sb.st_ino;
+}
+
+static int locate(void *ctx, uint64_t code, const mt_location **locs, size_t *n)
+{
+    return mt_reader_locations(ctx, code, locs, n) == MT_OK ? 0 : -1;
+}
+
+int cli_rewrite_alloc(cli_rewrite *rw, const mt_event *ev, int64_t time,
+                      int64_t nsamples, int64_t *id)
+{
+    size_t n = ev->backtrace_len;
+    if (cli_grow(&rw->cs, &rw->cs_cap, n, sizeof *rw->cs))
+        return MT_ERR_NOMEM;
+    for (size_t i = 0; i < n; i++)              /* caller first -> callee first */
+        rw->cs[i] = ev->backtrace[n - 1 - i];
+    return mt_writer_alloc(rw->w, time, ev->length, nsamples, ev->source,
+                           rw->cs, n, locate, rw->r, id);
+}
+
+int cli_rewrite_same_id(cli_rewrite *rw, const mt_event *ev, int64_t id)
+{
+    if (id == ev->id)
+        return MT_OK;
+    cli_error(rw->cmd, "%s: allocation ids are not sequential (event id %lld, "
+              "written as %lld): multi-domain traces are not supported yet",
+              rw->in, (long long)ev->id, (long long)id);
+    return -1;
+}
+
+/* The event loop; returns EXIT_OK or EXIT_DATA (reported). */
+static int run_events(cli_rewrite *rw, const cli_rewrite_spec *spec)
+{
+    mt_event ev;
+    int st;
+    progress_start(&rw->prog, rw->cmd, rw->in);
+    while ((st = mt_reader_next(rw->r, &ev)) == MT_OK) {
+        progress_tick(&rw->prog, rw->r);
+        int ws = spec->on_event(rw, &ev, spec->ctx);
+        if (ws == MT_OK)
+            continue;
+        progress_done(&rw->prog);
+        if (ws != -1)
+            cli_error(rw->cmd, "%s: event at offset %llu: %s", rw->in,
+                      (unsigned long long)mt_reader_offset(rw->r),
+                      ws == MT_ERR_NOMEM ? "out of memory" : mt_writer_error(rw->w));
+        return EXIT_DATA;
+    }
+    progress_done(&rw->prog);
+    if (st != MT_EOF) {
+        cli_error(rw->cmd, "%s: %s (%s holds every event before it)", rw->in,
+                  mt_reader_error(rw->r), rw->out);
+        return EXIT_DATA;
+    }
+    return EXIT_OK;
+}
+
+int cli_rewrite_run(const cli_rewrite_spec *spec)
+{
+    cli_rewrite rw = {0};
+    rw.cmd = spec->cmd;
+    rw.in = spec->in;
+    rw.out = spec->out;
+    if (same_file(spec->in, spec->out))
+        return cli_usage_error(spec->cmd, "OUT must not be the input file (%s)",
+                               spec->out);
+
+    mt_reader_options ropt = {0};
+    ropt.skip_backtraces = spec->skip_backtraces;
+    ropt.diag = cli_print_diag;
+    rw.r = mt_reader_create(&ropt);
+    if (!rw.r) {
+        cli_error(spec->cmd, "out of memory");
+        return EXIT_DATA;
+    }
+    if (mt_reader_open_file(rw.r, spec->in) != MT_OK) {
+        cli_error(spec->cmd, "%s: %s", spec->in, mt_reader_error(rw.r));
+        mt_reader_close(rw.r);
+        return EXIT_DATA;
+    }
+    mt_trace_info info = *mt_reader_info(rw.r);
+    if (spec->edit_info)
+        spec->edit_info(&info, spec->ctx);
+    int fd = open(spec->out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        cli_error(spec->cmd, "cannot create %s: %s", spec->out, strerror(errno));
+        mt_reader_close(rw.r);
+        return EXIT_DATA;
+    }
+    mt_writer_options wopt = {0};
+    wopt.format_version = spec->format_version;
+    char err[256];
+    int rc;
+    if (mt_writer_open_fd(&rw.w, fd, &info, &wopt, err, sizeof err)) {
+        cli_error(spec->cmd, "%s: %s", spec->out, err);
+        rc = EXIT_DATA;
+    } else {
+        rc = run_events(&rw, spec);
+        if (mt_writer_finish(rw.w) != MT_OK && rc == EXIT_OK) {
+            cli_error(spec->cmd, "%s: %s", spec->out, mt_writer_error(rw.w));
+            rc = EXIT_DATA;
+        }
+        mt_writer_close(rw.w);
+    }
+    if (close(fd) != 0 && rc == EXIT_OK) {
+        cli_error(spec->cmd, "%s: %s", spec->out, strerror(errno));
+        rc = EXIT_DATA;
+    }
+    free(rw.cs);
+    mt_reader_close(rw.r);
+    return rc;
+}
