@@ -1,0 +1,504 @@
+/*
+ * scan.c - the scan engine of the analysis layer: reads a trace once, keeps
+ * a table of the live sampled objects (id -> alloc time, length, samples,
+ * source, interned stack), decides on each object when it is collected or
+ * at the end of the trace (that is when lifetime and --live-at are known),
+ * and hands the accepted ones to a callback and/or a timeline. Also the
+ * live-heap timeline and the formatting helpers of the reports.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "analysis/analysis.h"
+
+/* ---- timeline ----------------------------------------------------------- */
+
+int mt_timeline_init(mt_timeline *t)
+{
+    memset(t, 0, sizeof *t);
+    t->width = 1;
+    t->alloc = calloc(MT_TL_BINS, sizeof *t->alloc);
+    t->coll = calloc(MT_TL_BINS, sizeof *t->coll);
+    if (!t->alloc || !t->coll) {
+        mt_timeline_free(t);
+        return -1;
+    }
+    return 0;
+}
+
+void mt_timeline_free(mt_timeline *t)
+{
+    free(t->alloc);
+    free(t->coll);
+    t->alloc = t->coll = NULL;
+}
+
+static void tl_coarsen(mt_timeline *t)
+{
+    for (size_t i = 0; i < MT_TL_BINS / 2; i++) {
+        t->alloc[i] = t->alloc[2 * i] + t->alloc[2 * i + 1];
+        t->coll[i] = t->coll[2 * i] + t->coll[2 * i + 1];
+    }
+    memset(t->alloc + MT_TL_BINS / 2, 0, MT_TL_BINS / 2 * sizeof *t->alloc);
+    memset(t->coll + MT_TL_BINS / 2, 0, MT_TL_BINS / 2 * sizeof *t->coll);
+    t->width *= 2;
+}
+
+static size_t tl_bin(mt_timeline *t, int64_t time)
+{
+    if (time < 0)
+        time = 0;
+    while (time / t->width >= MT_TL_BINS)
+        tl_coarsen(t);
+    return (size_t)(time / t->width);
+}
+
+int mt_timeline_add(mt_timeline *t, int64_t a, int64_t c, int64_t nsamples)
+{
+    if (c != MT_NEVER)
+        tl_bin(t, c);           /* coarsen first, so both use one width */
+    t->alloc[tl_bin(t, a)] += nsamples;
+    if (c != MT_NEVER)
+        t->coll[tl_bin(t, c)] += nsamples;
+    return 0;
+}
+
+int64_t mt_timeline_resolve(const mt_timeline *t, int64_t time)
+{
+    if (time < 0)
+        return -1;
+    return ((time + 1) / t->width) * t->width - 1;
+}
+
+void mt_timeline_at(const mt_timeline *t, int64_t time, int64_t *alloc,
+                    int64_t *coll)
+{
+    int64_t a = 0, c = 0;
+    if (time >= 0) {
+        int64_t nb = (time + 1) / t->width;
+        if (nb > MT_TL_BINS)
+            nb = MT_TL_BINS;
+        for (int64_t i = 0; i < nb; i++) {
+            a += t->alloc[i];
+            c += t->coll[i];
+        }
+    }
+    *alloc = a;
+    *coll = c;
+}
+
+void mt_timeline_peak(const mt_timeline *t, int64_t *time, int64_t *live)
+{
+    int64_t best = 0, best_t = 0, cur = 0;
+    int64_t last = t->end / t->width;
+    if (last >= MT_TL_BINS)
+        last = MT_TL_BINS - 1;
+    for (int64_t i = 0; i <= last; i++) {
+        cur += t->alloc[i] - t->coll[i];
+        if (cur > best) {
+            best = cur;
+            best_t = (i + 1) * t->width - 1;
+        }
+    }
+    if (best_t > t->end)
+        best_t = t->end;
+    *time = best_t;
+    *live = best;
+}
+
+/* ---- formatting ------------------------------------------------------- */
+
+void mt_fmt_bytes(char *buf, size_t n, double b)
+{
+    static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB"};
+    double a = b < 0 ? -b : b;
+    if (a < 1024.) {
+        snprintf(buf, n, "%.0f B", b);
+        return;
+    }
+    int u = 0;
+    b /= 1024.;
+    a /= 1024.;
+    while (a >= 1024. && u < 4) {
+        b /= 1024.;
+        a /= 1024.;
+        u++;
+    }
+    snprintf(buf, n, a < 10. ? "%.2f %s" : a < 100. ? "%.1f %s" : "%.0f %s", b,
+             units[u]);
+}
+
+void mt_fmt_secs(char *buf, size_t n, int64_t us)
+{
+    double s = (double)us / 1e6;
+    if (us < 0)
+        snprintf(buf, n, "%.6f s", s);
+    else if (s < 10.)
+        snprintf(buf, n, "%.6f s", s);
+    else if (s < 1000.)
+        snprintf(buf, n, "%.3f s", s);
+    else
+        snprintf(buf, n, "%.1f s", s);
+}
+
+/* ---- live-object table (linear probing, backward-shift delete) -------- */
+
+typedef struct lobj {
+    int64_t id, time, length, nsamples;
+    uint32_t stack;
+    uint8_t source, used;
+} lobj;
+
+typedef struct ltab {
+    lobj *v;
+    size_t cap, n;
+} ltab;
+
+static inline size_t hash64(uint64_t k)
+{
+    k ^= k >> 33;
+    k *= 0xff51afd7ed558ccdULL;
+    k ^= k >> 33;
+    k *= 0xc4ceb9fe1a85ec53ULL;
+    k ^= k >> 33;
+    return (size_t)k;
+}
+
+static int ltab_grow(ltab *t)
+{
+    size_t cap = t->cap ? t->cap * 2 : 1024;
+    lobj *v = calloc(cap, sizeof *v);
+    if (!v)
+        return -1;
+    for (size_t i = 0; i < t->cap; i++) {
+        if (!t->v[i].used)
+            continue;
+        size_t j = hash64((uint64_t)t->v[i].id) & (cap - 1);
+        while (v[j].used)
+            j = (j + 1) & (cap - 1);
+        v[j] = t->v[i];
+    }
+    free(t->v);
+    t->v = v;
+    t->cap = cap;
+    return 0;
+}
+
+/* Insert (or replace: an id allocated twice keeps the newer) the object. */
+static int ltab_put(ltab *t, const lobj *o)
+{
+    if ((t->n + 1) * 4 > t->cap * 3 && ltab_grow(t))
+        return -1;
+    size_t m = t->cap - 1, j = hash64((uint64_t)o->id) & m;
+    for (; t->v[j].used; j = (j + 1) & m)
+        if (t->v[j].id == o->id) {
+            t->v[j] = *o;
+            return 0;
+        }
+    t->v[j] = *o;
+    t->n++;
+    return 0;
+}
+
+/* Remove id into *out; 0 when found, -1 when not. */
+static int ltab_take(ltab *t, int64_t id, lobj *out)
+{
+    if (!t->cap)
+        return -1;
+    size_t m = t->cap - 1, j = hash64((uint64_t)id) & m;
+    for (; t->v[j].used; j = (j + 1) & m)
+        if (t->v[j].id == id)
+            break;
+    if (!t->v[j].used)
+        return -1;
+    *out = t->v[j];
+    /* backward-shift deletion */
+    size_t hole = j;
+    for (size_t k = (j + 1) & m; t->v[k].used; k = (k + 1) & m) {
+        size_t home = hash64((uint64_t)t->v[k].id) & m;
+        if (((k - home) & m) >= ((k - hole) & m)) {
+            t->v[hole] = t->v[k];
+            hole = k;
+        }
+    }
+    t->v[hole].used = 0;
+    t->n--;
+    return 0;
+}
+
+/* ---- stack table ------------------------------------------------------ */
+
+typedef struct sent {
+    size_t off, len;
+    uint64_t hash;
+    const mt_location *site;
+    int match;
+} sent;
+
+typedef struct scan_priv {
+    ltab live;
+    sent *stacks;
+    size_t nstacks, stacks_cap;
+    uint32_t *slots;            /* stack index + 1; 0 empty */
+    size_t slots_cap;
+    uint64_t *codes;
+    size_t ncodes, codes_cap;
+    int err;
+    int stopped;                /* on_object asked to stop */
+} scan_priv;
+
+static int grow(void *pp, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return 0;
+    size_t c = *cap ? *cap : 64;
+    while (c < need)
+        c *= 2;
+    void *p;
+    memcpy(&p, pp, sizeof p);
+    void *q = realloc(p, c * elem);
+    if (!q)
+        return -1;
+    memcpy(pp, &q, sizeof q);
+    *cap = c;
+    return 0;
+}
+
+static int hidden(const mt_filter *f, const char *fn)
+{
+    for (size_t i = 0; i < f->nhide; i++)
+        if (strstr(fn, f->hide[i]))
+            return 1;
+    return 0;
+}
+
+static int locs_of(mt_scan *s, uint64_t code, const mt_location **l, size_t *n)
+{
+    if (mt_reader_locations(s->reader, code, l, n) != MT_OK) {
+        snprintf(s->err, sizeof s->err,
+                 "invalid location code %08llx (no location event defines it)",
+                 (unsigned long long)code);
+        return -1;
+    }
+    return 0;
+}
+
+/* Site and --in/--not-in of a new stack. */
+static int describe(mt_scan *s, const uint64_t *bt, size_t len, sent *e)
+{
+    const mt_filter *f = s->filter;
+    const mt_location *l;
+    size_t n;
+    e->site = NULL;
+    /* every code must be defined (as the reference tools insist) */
+    for (size_t i = 0; i < len; i++)
+        if (locs_of(s, bt[i], &l, &n))
+            return -1;
+    for (size_t i = len; i-- > 0 && !e->site;) {
+        if (locs_of(s, bt[i], &l, &n))
+            return -1;
+        for (size_t k = n; k-- > 0;)
+            if (!hidden(f, l[k].function)) {
+                e->site = &l[k];
+                break;
+            }
+    }
+    e->match = 1;
+    for (size_t q = 0; q < f->nin + f->nnot_in && e->match; q++) {
+        int want = q < f->nin;
+        const char *needle = want ? f->in[q] : f->not_in[q - f->nin];
+        int found = 0;
+        for (size_t i = 0; i < len && !found; i++) {
+            if (locs_of(s, bt[i], &l, &n))
+                return -1;
+            for (size_t k = 0; k < n && !found; k++)
+                found = strstr(l[k].function, needle) != NULL;
+        }
+        if (found != want)
+            e->match = 0;
+    }
+    return 0;
+}
+
+static int slots_grow(scan_priv *p)
+{
+    size_t cap = p->slots_cap ? p->slots_cap * 2 : 1024;
+    uint32_t *v = calloc(cap, sizeof *v);
+    if (!v)
+        return -1;
+    for (size_t i = 0; i < p->nstacks; i++) {
+        size_t j = p->stacks[i].hash & (cap - 1);
+        while (v[j])
+            j = (j + 1) & (cap - 1);
+        v[j] = (uint32_t)i + 1;
+    }
+    free(p->slots);
+    p->slots = v;
+    p->slots_cap = cap;
+    return 0;
+}
+
+/* Index of the interned stack bt[0..len), or -1 (s->err set). */
+static int64_t intern(mt_scan *s, const uint64_t *bt, size_t len)
+{
+    scan_priv *p = s->priv;
+    uint64_t h = 1469598103934665603ULL ^ len;
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ hash64(bt[i])) * 1099511628211ULL;
+    if ((p->nstacks + 1) * 2 > p->slots_cap && slots_grow(p))
+        goto nomem;
+    size_t m = p->slots_cap - 1, j = h & m;
+    for (; p->slots[j]; j = (j + 1) & m) {
+        const sent *e = &p->stacks[p->slots[j] - 1];
+        if (e->hash == h && e->len == len &&
+            (len == 0 || memcmp(p->codes + e->off, bt, len * sizeof *bt) == 0))
+            return p->slots[j] - 1;
+    }
+    if (p->nstacks >= UINT32_MAX - 1 ||
+        grow(&p->stacks, &p->stacks_cap, p->nstacks + 1, sizeof *p->stacks) ||
+        grow(&p->codes, &p->codes_cap, p->ncodes + len + 1, sizeof *p->codes))
+        goto nomem;
+    sent *e = &p->stacks[p->nstacks];
+    e->off = p->ncodes;
+    e->len = len;
+    e->hash = h;
+    if (len)
+        memcpy(p->codes + p->ncodes, bt, len * sizeof *bt);
+    p->ncodes += len;
+    if (describe(s, bt, len, e))
+        return -1;
+    p->slots[j] = (uint32_t)p->nstacks + 1;
+    return (int64_t)p->nstacks++;
+nomem:
+    snprintf(s->err, sizeof s->err, "out of memory");
+    return -1;
+}
+
+static void make_stack(const scan_priv *p, uint32_t i, mt_stack *st)
+{
+    const sent *e = &p->stacks[i];
+    st->id = i;
+    st->codes = p->codes + e->off;
+    st->len = e->len;
+    st->site = e->site;
+    st->match = e->match;
+}
+
+/* ---- the scan --------------------------------------------------------- */
+
+static int decide(mt_scan *s, const lobj *lo, int64_t collect)
+{
+    scan_priv *p = s->priv;
+    mt_stack st;
+    make_stack(p, lo->stack, &st);
+    mt_object o = {lo->id, lo->time, collect, lo->length, lo->nsamples,
+                   (mt_source)lo->source, &st};
+    if (!mt_filter_accepts(s->filter, s->info, &o, s->live_at, s->end))
+        return 0;
+    s->accepted++;
+    if (s->timeline)
+        mt_timeline_add(s->timeline, o.alloc_time, o.collect_time, o.nsamples);
+    if (s->on_object && s->on_object(s->ctx, &o)) {
+        p->stopped = 1;
+        return 1;
+    }
+    return 0;
+}
+
+static int on_event(void *ctx, const mt_event *ev)
+{
+    mt_scan *s = ctx;
+    scan_priv *p = s->priv;
+    if (s->tick)
+        s->tick(s->tick_ctx, s->reader);
+    int64_t t = ev->time - s->info->start_time;
+    if (t > s->end)
+        s->end = t;
+    if (ev->kind == MT_EVENT_ALLOC) {
+        s->total_samples += ev->nsamples;
+        int64_t si = intern(s, ev->backtrace, ev->backtrace_len);
+        if (si < 0) {
+            p->err = 1;
+            return 1;
+        }
+        mt_stack st;
+        make_stack(p, (uint32_t)si, &st);
+        mt_object o = {ev->id, t, MT_NEVER, ev->length, ev->nsamples,
+                       ev->source, &st};
+        if (!mt_filter_accepts_alloc(s->filter, s->info, &o))
+            return 0;
+        lobj lo = {ev->id, t, ev->length, ev->nsamples, (uint32_t)si,
+                   (uint8_t)ev->source, 1};
+        if (ltab_put(&p->live, &lo)) {
+            snprintf(s->err, sizeof s->err, "out of memory");
+            p->err = 1;
+            return 1;
+        }
+    } else if (ev->kind == MT_EVENT_COLLECT) {
+        lobj lo;
+        if (ltab_take(&p->live, ev->id, &lo) == 0)
+            return decide(s, &lo, t);
+    }
+    return 0;
+}
+
+static const mt_filter no_filter;
+
+int mt_scan_run(mt_scan *s, const char *path)
+{
+    s->err[0] = 0;
+    if (!s->filter)
+        s->filter = &no_filter;
+    scan_priv *p = calloc(1, sizeof *p);
+    mt_reader_options opt = {0};
+    opt.skip_backtraces = !s->need_stacks && !mt_filter_needs_names(s->filter);
+    opt.diag = s->diag;
+    opt.diag_ctx = s->diag_ctx;
+    s->reader = p ? mt_reader_create(&opt) : NULL;
+    s->priv = p;
+    if (!p || !s->reader) {
+        snprintf(s->err, sizeof s->err, "out of memory");
+        return MT_ERR_NOMEM;
+    }
+    int st = strcmp(path, "-") == 0 ? mt_reader_open_fd(s->reader, STDIN_FILENO)
+                                    : mt_reader_open_file(s->reader, path);
+    if (st != MT_OK) {
+        snprintf(s->err, sizeof s->err, "%s", mt_reader_error(s->reader));
+        return st;
+    }
+    s->info = mt_reader_info(s->reader);
+    st = mt_reader_scan(s->reader, on_event, s);
+    if (p->err)
+        return MT_ERR_FORMAT;
+    if (p->stopped)
+        return MT_OK;
+    if (st != MT_EOF) {
+        snprintf(s->err, sizeof s->err, "%s", mt_reader_error(s->reader));
+        return st;
+    }
+    if (s->timeline)
+        s->timeline->end = s->end;
+    /* The end of the trace: every object still live is decided now. */
+    for (size_t i = 0; i < p->live.cap; i++)
+        if (p->live.v[i].used && decide(s, &p->live.v[i], MT_NEVER))
+            break;
+    s->nstacks = p->nstacks;
+    return MT_OK;
+}
+
+void mt_scan_free(mt_scan *s)
+{
+    scan_priv *p = s->priv;
+    if (p) {
+        free(p->live.v);
+        free(p->stacks);
+        free(p->slots);
+        free(p->codes);
+        free(p);
+    }
+    s->priv = NULL;
+    mt_reader_close(s->reader);
+    s->reader = NULL;
+}

@@ -1,0 +1,251 @@
+/*
+ * test_analysis.c - unit tests of src/analysis: estimates, every filter
+ * option alone (and a few combinations), --hide sites, the live-heap
+ * timeline and its peak, on the synthetic trace of synth.h where every
+ * expected value is exact.
+ */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/analysis.h"
+#include "synth.h"
+
+static int fails, passes;
+static char path[256];
+
+#define CHECK(cond, ...)                                                      \
+    do {                                                                      \
+        if (cond) {                                                           \
+            passes++;                                                         \
+        } else {                                                              \
+            fails++;                                                          \
+            printf("FAIL %s:%d: ", __FILE__, __LINE__);                       \
+            printf(__VA_ARGS__);                                              \
+            printf("\n");                                                     \
+        }                                                                     \
+    } while (0)
+
+typedef struct acc {
+    int64_t samples, objects;
+    char sites[512];
+} acc;
+
+static int on_obj(void *ctx, const mt_object *o)
+{
+    acc *a = ctx;
+    a->samples += o->nsamples;
+    a->objects++;
+    const char *site = o->stack->site ? o->stack->site->function : "-";
+    if (!strstr(a->sites, site)) {
+        strcat(a->sites, site);
+        strcat(a->sites, ",");
+    }
+    return 0;
+}
+
+/* Samples of the objects accepted by the filter given as arguments
+ * (NULL-terminated); -1 if parsing or reading failed. */
+static int64_t run(acc *a, ...)
+{
+    char *argv[32];
+    int argc = 0;
+    va_list ap;
+    va_start(ap, a);
+    for (char *s; (s = va_arg(ap, char *));)
+        argv[argc++] = s;
+    va_end(ap);
+    mt_filter f;
+    mt_filter_init(&f);
+    char err[256];
+    for (int i = 0; i < argc;) {
+        if (mt_filter_parse_arg(&f, argc, argv, &i, err, sizeof err) != 1) {
+            printf("parse error: %s\n", err);
+            mt_filter_free(&f);
+            return -1;
+        }
+    }
+    int64_t peak_t = 0;
+    if (f.live_mode == MT_LIVE_PEAK) {
+        mt_timeline tl;
+        mt_timeline_init(&tl);
+        mt_scan s1 = {0};
+        s1.filter = &f;
+        s1.live_at = -1;
+        s1.timeline = &tl;
+        if (mt_scan_run(&s1, path) != MT_OK)
+            return -1;
+        int64_t live;
+        mt_timeline_peak(&tl, &peak_t, &live);
+        mt_scan_free(&s1);
+        mt_timeline_free(&tl);
+    }
+    memset(a, 0, sizeof *a);
+    mt_scan s = {0};
+    s.filter = &f;
+    s.live_at = mt_filter_live_at(&f, peak_t);
+    s.on_object = on_obj;
+    s.ctx = a;
+    s.need_stacks = 1;
+    int st = mt_scan_run(&s, path);
+    mt_scan_free(&s);
+    mt_filter_free(&f);
+    return st == MT_OK ? a->samples : -1;
+}
+
+#define EXPECT(want, ...)                                                     \
+    do {                                                                      \
+        acc a_;                                                               \
+        int64_t got_ = run(&a_, __VA_ARGS__, NULL);                           \
+        CHECK(got_ == (want), "%s: got %lld samples, want %lld", #__VA_ARGS__, \
+              (long long)got_, (long long)(want));                            \
+    } while (0)
+
+static void test_estimates(void)
+{
+    mt_trace_info info = {0};
+    info.sample_rate = 0.5;
+    info.word_size = 64;
+    CHECK(mt_est_bytes(71, &info) == 1136.0, "est 71");
+    info.word_size = 32;
+    CHECK(mt_est_bytes(3, &info) == 24.0, "est 32-bit");
+    info.sample_rate = 1e-5;
+    info.word_size = 64;
+    CHECK(fabs(mt_est_bytes(1, &info) - 800000.0) < 1e-6, "est 1e-5");
+    CHECK(mt_est_rse(100) == 0.1, "rse 100");
+    CHECK(mt_est_rse(0) == 0.0, "rse 0");
+}
+
+static void test_filters(void)
+{
+    acc a;
+    CHECK(run(&a, NULL) == 71 && a.objects == 7, "no filter: %lld", (long long)a.samples);
+    EXPECT(17, "--from", "0.0002");
+    EXPECT(54, "--to", "0.0002");
+    EXPECT(3, "--from=0.00001", "--to=0.00002");
+    EXPECT(61, "--live-at", "0.0006");
+    EXPECT(54, "--live-at", "0.0000201");   /* objs 0,1,2 live at 20 us */
+    EXPECT(53, "--live-at", "0.0001");       /* obj 0 collected at 100 us */
+    EXPECT(51, "--live-at", "end");
+    EXPECT(61, "--live-at", "peak");
+    EXPECT(63, "--min-size", "80");
+    EXPECT(2, "--max-size", "16");
+    EXPECT(50, "--min-size", "0.5k");
+    EXPECT(64, "--min-lifetime", "0.0003");
+    EXPECT(7, "--max-lifetime", "0.0001");
+    EXPECT(6, "--source", "minor");
+    EXPECT(63, "--source", "major");
+    EXPECT(2, "--source", "external");
+    EXPECT(8, "--source", "minor", "--source", "external");
+    EXPECT(8, "--in", "alloc_b");
+    EXPECT(50, "--in", "Array");
+    EXPECT(10, "--not-in", "alloc_a");
+    EXPECT(2, "--in", "inl_outer");
+    EXPECT(0, "--in", "alloc_a", "--in", "alloc_b");
+    EXPECT(71, "--hide", "Array");
+    /* combinations */
+    EXPECT(10, "--source", "major", "--live-at", "0.0007", "--in", "alloc_a",
+           "--not-in", "Array");
+    EXPECT(1, "--live-at", "end", "--max-size", "8");
+    /* peak of the minor heap only: objs 0 (0-100), 4 (250-), 6 (950-1000) */
+    EXPECT(5, "--source", "minor", "--live-at", "peak");
+
+    run(&a, NULL);
+    CHECK(strcmp(a.sites, "alloc_a,inl_inner,alloc_b,Stdlib.Array.make,") == 0,
+          "sites: %s", a.sites);
+    run(&a, "--hide", "Array", NULL);
+    CHECK(!strstr(a.sites, "Array"), "hide: %s", a.sites);
+    run(&a, "--hide", "inl_inner", "--hide", "alloc", NULL);
+    CHECK(strstr(a.sites, "inl_outer") && strstr(a.sites, "main") &&
+          !strstr(a.sites, "alloc"), "hide inlined: %s", a.sites);
+
+    /* parse errors */
+    mt_filter f;
+    mt_filter_init(&f);
+    char err[256];
+    char *bad[][2] = {{"--from", "x"}, {"--live-at", "soon"},
+                      {"--source", "heap"}, {"--min-size", "-1"},
+                      {"--max-lifetime", "1s"}, {"--in", ""}};
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        int i = 0;
+        CHECK(mt_filter_parse_arg(&f, 2, bad[k], &i, err, sizeof err) == -1,
+              "bad %s %s accepted", bad[k][0], bad[k][1]);
+    }
+    char *missing[] = {"--to"};
+    int i = 0;
+    CHECK(mt_filter_parse_arg(&f, 1, missing, &i, err, sizeof err) == -1,
+          "missing value");
+    char *other[] = {"--limit", "3"};
+    i = 0;
+    CHECK(mt_filter_parse_arg(&f, 2, other, &i, err, sizeof err) == 0 && i == 0,
+          "non-filter option");
+    mt_filter_free(&f);
+}
+
+static void test_timeline(void)
+{
+    mt_timeline tl;
+    CHECK(mt_timeline_init(&tl) == 0, "init");
+    mt_scan s = {0};
+    s.live_at = -1;
+    s.timeline = &tl;
+    CHECK(mt_scan_run(&s, path) == MT_OK, "scan: %s", s.err);
+    CHECK(s.end == 1000 && s.total_samples == 71, "end %lld total %lld",
+          (long long)s.end, (long long)s.total_samples);
+    int64_t t, live, a, c;
+    mt_timeline_peak(&tl, &t, &live);
+    CHECK(t == 600 && live == 61, "peak %lld at %lld", (long long)live, (long long)t);
+    mt_timeline_at(&tl, 299, &a, &c);
+    CHECK(a == 57 && c == 1, "at 299: %lld %lld", (long long)a, (long long)c);
+    mt_timeline_at(&tl, 1000, &a, &c);
+    CHECK(a == 71 && c == 20, "at end: %lld %lld", (long long)a, (long long)c);
+    mt_scan_free(&s);
+
+    /* coarsening keeps the sums */
+    mt_timeline_free(&tl);
+    mt_timeline_init(&tl);
+    mt_timeline_add(&tl, 5, 10, 7);
+    mt_timeline_add(&tl, 100000, 3000000, 5);
+    mt_timeline_add(&tl, 200000, MT_NEVER, 1);
+    tl.end = 5000000;
+    CHECK(tl.width == 64, "width %lld", (long long)tl.width);
+    mt_timeline_at(&tl, 5000000, &a, &c);
+    CHECK(a == 13 && c == 12, "coarse sums %lld %lld", (long long)a, (long long)c);
+    mt_timeline_peak(&tl, &t, &live);
+    CHECK(live == 6 && t == mt_timeline_resolve(&tl, 200000 + 63) &&
+          t >= 200000 && t < 200064, "coarse peak %lld at %lld", (long long)live,
+          (long long)t);
+    mt_timeline_free(&tl);
+
+    char buf[64];
+    mt_fmt_bytes(buf, sizeof buf, 1136);
+    CHECK(strcmp(buf, "1.11 KiB") == 0, "fmt %s", buf);
+    mt_fmt_bytes(buf, sizeof buf, 976);
+    CHECK(strcmp(buf, "976 B") == 0, "fmt %s", buf);
+}
+
+static void test_errors(void)
+{
+    mt_scan s = {0};
+    s.live_at = -1;
+    CHECK(mt_scan_run(&s, "/nonexistent/x.ctf") != MT_OK && s.err[0], "missing file");
+    mt_scan_free(&s);
+}
+
+int main(int argc, char **argv)
+{
+    const char *tmp = getenv("TMPDIR");
+    snprintf(path, sizeof path, "%s/mt-analysis-%d.ctf", tmp ? tmp : "/tmp",
+             (int)getpid());
+    if (synth_write(path, 1)) {
+        printf("cannot write %s\n", path);
+        return 1;
+    }
+    test_estimates();
+    test_filters();
+    test_timeline();
+    test_errors();
+    unlink(path);
+    printf("%d passed, %d failed\n", passes, fails);
+    return fails != 0;
+}

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# `memtrace live` tests: exact timeline, sparkline and peak on the synthetic
+# trace of tests/analysis/synth.h, filters, standard input, usage errors
+# (exit 2), --help, bad traces (exit 1).   live_test.sh CLI GEN_SYNTH
+set -u
+export LC_ALL=C
+CLI=$1 GEN=$2
+T=$(mktemp -d "${TMPDIR:-/tmp}/memtrace-live.XXXXXX") || exit 1
+trap 'rm -rf "$T"' EXIT
+FAILS=0
+fail() { echo "FAIL $*"; FAILS=$((FAILS + 1)); }
+"$GEN" "$T/s.ctf" || { echo "cannot write synthetic trace"; exit 1; }
+
+expect() {  # expect RC DESCRIPTION ARGS...
+  local want=$1 what=$2; shift 2
+  "$CLI" "$@" > "$T/out" 2> "$T/err"
+  local rc=$?
+  [ $rc -eq "$want" ] || { fail "$what: memtrace $* exited $rc, expected $want"; cat "$T/err"; return 1; }
+  echo "ok   $what"
+}
+has() {
+  grep -qF -- "$2" "$T/out" || { fail "$1: output lacks '$2'"; cat "$T/out"; }
+}
+
+expect 0 "text" live --points 10 "$T/s.ctf"
+has "row 100us" "    0.000100 s       864 B        16 B       848 B"
+has "row 300us" "    0.000300 s       912 B        48 B       864 B"
+has "row 600us" "    0.000600 s    1.05 KiB        96 B       976 B"
+has "row 900us" "    0.000900 s    1.05 KiB       256 B       816 B"
+has "row end" "    0.001000 s    1.11 KiB       320 B       816 B"
+has "sparkline" "Live: ▇▇▇▇▇███▇▇"
+has "peak" "Peak: 976 B live at 0.000600 s (61 samples)"
+[ "$(grep -c '^ *[0-9.]* s  ' "$T/out")" = 10 ] || fail "10 rows expected"
+
+expect 0 "default points" live "$T/s.ctf"
+[ "$(grep -c '^ *[0-9.]* s  ' "$T/out")" = 20 ] || fail "20 rows expected"
+
+expect 0 "json" live --points 3 --json "$T/s.ctf"
+has "json peak" '"peak_time_s": 0.000600,'
+has "json peak bytes" '"peak_bytes": 976,'
+has "json point" '{"time_s": 0.000666, "allocated_bytes": 1072, "collected_bytes": 96, "live_bytes": 976}'
+has "json last" '{"time_s": 0.001000, "allocated_bytes": 1136, "collected_bytes": 320, "live_bytes": 816}'
+
+expect 0 "ascii + filter" live --ascii --points 4 --source minor "$T/s.ctf"
+# minor: obj0 (0-100, 1), obj4 (250-, 1), obj6 (950-1000, 4)
+has "minor row" "    0.000250 s        32 B        16 B        16 B"
+has "minor end" "    0.001000 s        96 B        80 B        16 B"
+has "minor peak" "Peak: 80 B live at 0.000950 s (5 samples)"
+has "ascii line" "Live: @@@@"
+
+expect 0 "live-at peak" live --live-at peak --points 4 --json "$T/s.ctf"
+has "peak objects" '{"time_s": 0.001000, "allocated_bytes": 976, "collected_bytes": 160, "live_bytes": 816}'
+
+"$CLI" live --points 2 --json - < "$T/s.ctf" > "$T/out" 2> "$T/err" || fail "stdin"
+has "stdin" '"peak_bytes": 976,'
+
+expect 2 "no TRACE" live
+expect 2 "unknown option" live --bogus "$T/s.ctf"
+expect 2 "two traces" live "$T/s.ctf" "$T/s.ctf"
+expect 2 "bad --points" live --points 0 "$T/s.ctf"
+expect 2 "bad filter" live --min-size lots "$T/s.ctf"
+expect 2 "peak on stdin" live --live-at peak -
+expect 1 "missing file" live "$T/none.ctf"
+printf 'garbage' > "$T/g.ctf"
+expect 1 "not a trace" live "$T/g.ctf"
+grep -q "memtrace live: .*g.ctf" "$T/err" || fail "bad trace message"
+expect 0 "--help" live --help
+for needle in "Usage: memtrace live" "Output columns:" "--points N" "--live-at" "Exit status"; do
+  grep -qF -- "$needle" "$T/out" || fail "--help lacks '$needle'"
+done
+
+[ $FAILS -eq 0 ] && echo "all passed" || echo "$FAILS failure(s)"
+[ $FAILS -eq 0 ]
