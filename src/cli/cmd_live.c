@@ -73,16 +73,17 @@ static void tick(void *ctx, const mt_reader *r)
     progress_tick(ctx, r);
 }
 
-/* One pass: the timeline of the objects passing f (live-at resolved). */
+/* One pass: the timeline of the objects passing f (live-at resolved).
+ * Skipped packets are reported on the first pass only. */
 static int pass(const char *path, const mt_filter *f, int64_t live_at,
                 mt_timeline *tl, cli_progress *prog, mt_trace_info *info,
-                char **exe, int64_t *end)
+                char **exe, int64_t *end, int first)
 {
     mt_scan s = {0};
     s.filter = f;
     s.live_at = live_at;
     s.timeline = tl;
-    s.diag = cli_print_diag;
+    s.diag = first ? cli_print_diag : NULL;
     s.tick = tick;
     s.tick_ctx = prog;
     int st = mt_scan_run(&s, path);
@@ -177,17 +178,17 @@ int cmd_live(int argc, char **argv)
     int64_t end = 0, peak_t = 0, peak = 0;
     int st;
     if (f.live_mode == MT_LIVE_PEAK) {
-        st = pass(path, &f, -1, &tl, &prog, &info, &exe, &end);
+        st = pass(path, &f, -1, &tl, &prog, &info, &exe, &end, 1);
         if (st == MT_OK) {
             mt_timeline_peak(&tl, &peak_t, &peak);
             mt_timeline_free(&tl);
             if (mt_timeline_init(&tl))
                 st = MT_ERR_NOMEM;
             else
-                st = pass(path, &f, peak_t, &tl, &prog, &info, &exe, &end);
+                st = pass(path, &f, peak_t, &tl, &prog, &info, &exe, &end, 0);
         }
     } else {
-        st = pass(path, &f, mt_filter_live_at(&f, 0), &tl, &prog, &info, &exe, &end);
+        st = pass(path, &f, mt_filter_live_at(&f, 0), &tl, &prog, &info, &exe, &end, 1);
     }
     progress_done(&prog);
     mt_out o;
