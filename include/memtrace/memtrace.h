@@ -169,8 +169,9 @@ typedef int (*mt_event_fn)(void *ctx, const mt_event *ev);
  * decoder keeps its state in registers between events). Returns MT_EOF at
  * the end, an error status (after every event before the damage was
  * delivered), or MT_OK when fn asked to stop; reading can then go on with
- * mt_reader_next or another scan. fn may call mt_reader_locations but no
- * other function on this reader. */
+ * mt_reader_next or another scan. fn may call mt_reader_locations and
+ * mt_reader_offset (the offset just past ev) but no other function on this
+ * reader. */
 MT_API int mt_reader_scan(mt_reader *r, mt_event_fn fn, void *ctx);
 
 /* The locations of a code. MT_OK with *n possibly 0 (a code with no known

@@ -15,9 +15,8 @@
  *
  * What the public API does not tell: packet counts (only the skipped ones,
  * through the diagnostics callback) and the byte offset where an event
- * starts (mt_reader_scan's callback may not call mt_reader_offset, so an
- * undefined location code is reported at the offset just after its
- * allocation event, where the scan stopped).
+ * starts (mt_reader_offset gives the offset just past it, so an undefined
+ * location code is reported there).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -26,6 +25,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/progress.h"
 #include "cli/u64map.h"
 
 void usage_check(FILE *out)
@@ -543,7 +543,7 @@ int cmd_check(int argc, char **argv)
     if (st == MT_OK) {
         res.info = mt_reader_info(r);
         s->start_time = res.info->start_time;
-        st = mt_reader_scan(r, on_event, s);
+        st = cli_scan(r, "memtrace check", path, on_event, s);
         if (st == MT_OK && s->bad_code) {
             res.has_offset = 1;
             res.err_offset = mt_reader_offset(r);

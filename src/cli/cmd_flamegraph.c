@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/progress.h"
 #include "cli/u64map.h"
 #include "cli/output.h"
 
@@ -506,7 +507,7 @@ int cmd_flamegraph(int argc, char **argv)
                                     : mt_reader_open_file(r, path);
     if (st == MT_OK) {
         g.v3 = mt_reader_info(r)->format_version >= 3;
-        st = mt_reader_scan(r, on_event, &g);
+        st = cli_scan(r, "memtrace flamegraph", path, on_event, &g);
     }
     if (g.err == -1) {
         cli_error("flamegraph", "%s: invalid location code %08llx (no location "

@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/progress.h"
 #include "cli/u64map.h"
 #include "cli/output.h"
 
@@ -691,7 +692,7 @@ int cmd_hotspots(int argc, char **argv)
     int st = strcmp(path, "-") == 0 ? mt_reader_open_fd(r, STDIN_FILENO)
                                     : mt_reader_open_file(r, path);
     if (st == MT_OK)
-        st = mt_reader_scan(r, on_event, h);
+        st = cli_scan(r, "memtrace hotspots", path, on_event, h);
     if (h->err == -1) {
         cli_error("hotspots", "%s: invalid location code %08llx (no location "
                   "event defines it)", path, (unsigned long long)h->bad_code);

@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/progress.h"
 #include "cli/u64map.h"
 
 void usage_info(FILE *out)
@@ -480,7 +481,7 @@ int cmd_info(int argc, char **argv)
     info_stats s;
     memset(&s, 0, sizeof s);
     s.start_time = info->start_time;
-    st = mt_reader_scan(r, on_event, &s);
+    st = cli_scan(r, "memtrace info", path, on_event, &s);
     int rc = EXIT_OK;
     if (s.oom) {
         cli_error("info", "out of memory");

@@ -52,3 +52,29 @@ void progress_done(cli_progress *p)
     }
     p->shown = 0;
 }
+
+typedef struct scan_wrap {
+    mt_event_fn fn;
+    void *ctx;
+    mt_reader *r;
+    cli_progress prog;
+} scan_wrap;
+
+static int tick_then(void *ctx, const mt_event *ev)
+{
+    scan_wrap *w = ctx;
+    progress_tick(&w->prog, w->r);
+    return w->fn(w->ctx, ev);
+}
+
+int cli_scan(mt_reader *r, const char *label, const char *path,
+             mt_event_fn fn, void *ctx)
+{
+    scan_wrap w = {fn, ctx, r, {0}};
+    progress_start(&w.prog, label, path);
+    if (!w.prog.enabled)
+        return mt_reader_scan(r, fn, ctx);
+    int st = mt_reader_scan(r, tick_then, &w);
+    progress_done(&w.prog);
+    return st;
+}

@@ -761,6 +761,7 @@ int mt_reader_scan(mt_reader *r, mt_event_fn fn, void *ctx)
         if (fast_one(&s, &ev)) {
             int stop;
             do {
+                r->p = s.p;             /* for mt_reader_offset in fn */
                 stop = fn(ctx, &ev);
             } while (!stop && fast_one(&s, &ev));
             fast_store(r, &s);
