@@ -12,6 +12,8 @@
 #include <unistd.h>
 
 #include "analysis/analysis.h"
+#include "util/grow.h"
+#include "util/u64map.h"
 
 /* ---- timeline ----------------------------------------------------------- */
 
@@ -228,43 +230,45 @@ static int ltab_take(ltab *t, int64_t id, lobj *out)
     return 0;
 }
 
-/* ---- stack table ------------------------------------------------------ */
+/* ---- stack summaries ----------------------------------------------- */
+
+/* What the commands need of a backtrace is known when it is allocated: its
+ * site (innermost frame not hidden by --hide) and whether it passes --in /
+ * --not-in. So objects carry a "stack" that is only that summary, interned:
+ * the table grows with distinct sites, not with distinct backtraces (which
+ * can be as many as the allocations). Per-code facts are cached, and the
+ * frames an allocation shares with the previous one (common_prefix) reuse
+ * the previous running mask, so the work per allocation is proportional to
+ * its new frames. */
 
 typedef struct sent {
-    size_t off, len;
-    uint64_t hash;
     const mt_location *site;
     int match;
+    int nonempty;
 } sent;
+
+typedef struct code_info {
+    const mt_location *site;    /* innermost non-hidden location, or NULL */
+    uint64_t mask;              /* bit q: some function contains needle q */
+} code_info;
+
+#define MAX_NEEDLES 64
 
 typedef struct scan_priv {
     ltab live;
     sent *stacks;
     size_t nstacks, stacks_cap;
-    uint32_t *slots;            /* stack index + 1; 0 empty */
-    size_t slots_cap;
-    uint64_t *codes;
+    u64map stack_ids;           /* summary key -> stack index */
+    code_info *codes;
     size_t ncodes, codes_cap;
+    u64map code_ids;            /* location code -> codes index */
+    uint64_t *cum;              /* running OR of masks of the last backtrace */
+    size_t cum_cap, prev_len;
+    int prev_domain, have_prev;
+    uint64_t in_bits, not_in_bits;
     int err;
     int stopped;                /* on_object asked to stop */
 } scan_priv;
-
-static int grow(void *pp, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap)
-        return 0;
-    size_t c = *cap ? *cap : 64;
-    while (c < need)
-        c *= 2;
-    void *p;
-    memcpy(&p, pp, sizeof p);
-    void *q = realloc(p, c * elem);
-    if (!q)
-        return -1;
-    memcpy(pp, &q, sizeof q);
-    *cap = c;
-    return 0;
-}
 
 static int hidden(const mt_filter *f, const char *fn)
 {
@@ -274,114 +278,99 @@ static int hidden(const mt_filter *f, const char *fn)
     return 0;
 }
 
-static int locs_of(mt_scan *s, uint64_t code, const mt_location **l, size_t *n)
+/* The cached facts of a code; NULL with s->err set when undefined. */
+static const code_info *info_of(mt_scan *s, uint64_t code)
 {
-    if (mt_reader_locations(s->reader, code, l, n) != MT_OK) {
+    scan_priv *p = s->priv;
+    const uint64_t *k = u64map_get(&p->code_ids, code);
+    if (k)
+        return &p->codes[*k];
+    const mt_location *l;
+    size_t n;
+    if (mt_reader_locations(s->reader, code, &l, &n) != MT_OK) {
         snprintf(s->err, sizeof s->err,
                  "invalid location code %08llx (no location event defines it)",
                  (unsigned long long)code);
-        return -1;
+        return NULL;
     }
-    return 0;
-}
-
-/* Site and --in/--not-in of a new stack. */
-static int describe(mt_scan *s, const uint64_t *bt, size_t len, sent *e)
-{
+    if (grow_array(&p->codes, &p->codes_cap, p->ncodes + 1, sizeof *p->codes) ||
+        u64map_put(&p->code_ids, code, p->ncodes))
+        goto nomem;
+    code_info *ci = &p->codes[p->ncodes++];
     const mt_filter *f = s->filter;
-    const mt_location *l;
-    size_t n;
-    e->site = NULL;
-    /* every code must be defined (as the reference tools insist) */
-    for (size_t i = 0; i < len; i++)
-        if (locs_of(s, bt[i], &l, &n))
-            return -1;
-    for (size_t i = len; i-- > 0 && !e->site;) {
-        if (locs_of(s, bt[i], &l, &n))
-            return -1;
-        for (size_t k = n; k-- > 0;)
-            if (!hidden(f, l[k].function)) {
-                e->site = &l[k];
+    ci->site = NULL;
+    for (size_t i = n; i-- > 0 && !ci->site;)
+        if (!hidden(f, l[i].function))
+            ci->site = &l[i];
+    ci->mask = 0;
+    for (size_t q = 0; q < f->nin + f->nnot_in; q++) {
+        const char *needle = q < f->nin ? f->in[q] : f->not_in[q - f->nin];
+        for (size_t i = 0; i < n; i++)
+            if (strstr(l[i].function, needle)) {
+                ci->mask |= (uint64_t)1 << q;
                 break;
             }
     }
-    e->match = 1;
-    for (size_t q = 0; q < f->nin + f->nnot_in && e->match; q++) {
-        int want = q < f->nin;
-        const char *needle = want ? f->in[q] : f->not_in[q - f->nin];
-        int found = 0;
-        for (size_t i = 0; i < len && !found; i++) {
-            if (locs_of(s, bt[i], &l, &n))
-                return -1;
-            for (size_t k = 0; k < n && !found; k++)
-                found = strstr(l[k].function, needle) != NULL;
-        }
-        if (found != want)
-            e->match = 0;
-    }
-    return 0;
-}
-
-static int slots_grow(scan_priv *p)
-{
-    size_t cap = p->slots_cap ? p->slots_cap * 2 : 1024;
-    uint32_t *v = calloc(cap, sizeof *v);
-    if (!v)
-        return -1;
-    for (size_t i = 0; i < p->nstacks; i++) {
-        size_t j = p->stacks[i].hash & (cap - 1);
-        while (v[j])
-            j = (j + 1) & (cap - 1);
-        v[j] = (uint32_t)i + 1;
-    }
-    free(p->slots);
-    p->slots = v;
-    p->slots_cap = cap;
-    return 0;
-}
-
-/* Index of the interned stack bt[0..len), or -1 (s->err set). */
-static int64_t intern(mt_scan *s, const uint64_t *bt, size_t len)
-{
-    scan_priv *p = s->priv;
-    uint64_t h = 1469598103934665603ULL ^ len;
-    for (size_t i = 0; i < len; i++)
-        h = (h ^ hash64(bt[i])) * 1099511628211ULL;
-    if ((p->nstacks + 1) * 2 > p->slots_cap && slots_grow(p))
-        goto nomem;
-    size_t m = p->slots_cap - 1, j = h & m;
-    for (; p->slots[j]; j = (j + 1) & m) {
-        const sent *e = &p->stacks[p->slots[j] - 1];
-        if (e->hash == h && e->len == len &&
-            (len == 0 || memcmp(p->codes + e->off, bt, len * sizeof *bt) == 0))
-            return p->slots[j] - 1;
-    }
-    if (p->nstacks >= UINT32_MAX - 1 ||
-        grow(&p->stacks, &p->stacks_cap, p->nstacks + 1, sizeof *p->stacks) ||
-        grow(&p->codes, &p->codes_cap, p->ncodes + len + 1, sizeof *p->codes))
-        goto nomem;
-    sent *e = &p->stacks[p->nstacks];
-    e->off = p->ncodes;
-    e->len = len;
-    e->hash = h;
-    if (len)
-        memcpy(p->codes + p->ncodes, bt, len * sizeof *bt);
-    p->ncodes += len;
-    if (describe(s, bt, len, e))
-        return -1;
-    p->slots[j] = (uint32_t)p->nstacks + 1;
-    return (int64_t)p->nstacks++;
+    return ci;
 nomem:
     snprintf(s->err, sizeof s->err, "out of memory");
-    return -1;
+    return NULL;
+}
+
+/* The interned summary of ev's backtrace, or -1 (s->err set). */
+static int64_t summarize(mt_scan *s, const mt_event *ev)
+{
+    scan_priv *p = s->priv;
+    const uint64_t *bt = ev->backtrace;
+    size_t len = ev->backtrace_len, from = 0;
+    if (p->have_prev && ev->domain == p->prev_domain && ev->common_prefix > 0 &&
+        (uint64_t)ev->common_prefix <= p->prev_len &&
+        (uint64_t)ev->common_prefix <= len)
+        from = (size_t)ev->common_prefix;
+    if (grow_array(&p->cum, &p->cum_cap, len, sizeof *p->cum)) {
+        snprintf(s->err, sizeof s->err, "out of memory");
+        return -1;
+    }
+    for (size_t i = from; i < len; i++) {      /* also checks every code */
+        const code_info *ci = info_of(s, bt[i]);
+        if (!ci)
+            return -1;
+        p->cum[i] = (i ? p->cum[i - 1] : 0) | ci->mask;
+    }
+    p->have_prev = 1;
+    p->prev_domain = ev->domain;
+    p->prev_len = len;
+    uint64_t mask = len ? p->cum[len - 1] : 0;
+    sent e = {NULL, (mask & p->in_bits) == p->in_bits && !(mask & p->not_in_bits),
+              len > 0};
+    for (size_t i = len; i-- > 0 && !e.site;) {
+        const code_info *ci = info_of(s, bt[i]);
+        if (!ci)
+            return -1;
+        e.site = ci->site;
+    }
+    /* locations are at least 8-byte aligned: the low bits hold the flags */
+    uint64_t key = (uint64_t)(uintptr_t)e.site | (uint64_t)e.match << 1 |
+                   (uint64_t)e.nonempty;
+    const uint64_t *known = u64map_get(&p->stack_ids, key);
+    if (known)
+        return (int64_t)*known;
+    if (p->nstacks >= UINT32_MAX - 1 ||
+        grow_array(&p->stacks, &p->stacks_cap, p->nstacks + 1, sizeof *p->stacks) ||
+        u64map_put(&p->stack_ids, key, p->nstacks)) {
+        snprintf(s->err, sizeof s->err, "out of memory");
+        return -1;
+    }
+    p->stacks[p->nstacks] = e;
+    return (int64_t)p->nstacks++;
 }
 
 static void make_stack(const scan_priv *p, uint32_t i, mt_stack *st)
 {
     const sent *e = &p->stacks[i];
     st->id = i;
-    st->codes = p->codes + e->off;
-    st->len = e->len;
+    st->codes = NULL;
+    st->len = (size_t)e->nonempty;
     st->site = e->site;
     st->match = e->match;
 }
@@ -418,7 +407,7 @@ static int on_event(void *ctx, const mt_event *ev)
         s->end = t;
     if (ev->kind == MT_EVENT_ALLOC) {
         s->total_samples += ev->nsamples;
-        int64_t si = intern(s, ev->backtrace, ev->backtrace_len);
+        int64_t si = summarize(s, ev);
         if (si < 0) {
             p->err = 1;
             return 1;
@@ -452,6 +441,17 @@ int mt_scan_run(mt_scan *s, const char *path)
     if (!s->filter)
         s->filter = &no_filter;
     scan_priv *p = calloc(1, sizeof *p);
+    if (s->filter->nin + s->filter->nnot_in > MAX_NEEDLES) {
+        free(p);
+        snprintf(s->err, sizeof s->err, "at most %d --in/--not-in options",
+                 MAX_NEEDLES);
+        return MT_ERR_ARG;
+    }
+    if (p) {
+        size_t nin = s->filter->nin, nall = nin + s->filter->nnot_in;
+        p->in_bits = nin ? (nin == 64 ? ~0ULL : ((uint64_t)1 << nin) - 1) : 0;
+        p->not_in_bits = (nall == 64 ? ~0ULL : ((uint64_t)1 << nall) - 1) & ~p->in_bits;
+    }
     mt_reader_options opt = {0};
     opt.skip_backtraces = !s->need_stacks && !mt_filter_needs_names(s->filter);
     opt.diag = s->diag;
@@ -494,8 +494,10 @@ void mt_scan_free(mt_scan *s)
     if (p) {
         free(p->live.v);
         free(p->stacks);
-        free(p->slots);
+        u64map_free(&p->stack_ids);
         free(p->codes);
+        u64map_free(&p->code_ids);
+        free(p->cum);
         free(p);
     }
     s->priv = NULL;

@@ -54,11 +54,6 @@ void cli_error(const char *cmd, const char *fmt, ...)
 int cli_usage_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
-/* Grow the array whose address is pp (e.g. &items, any element type) so it
- * holds at least need elements of elem bytes; *cap is its capacity. 0, or
- * -1 when out of memory. */
-int cli_grow(void *pp, size_t *cap, size_t need, size_t elem);
-
 /* True if arg is -h or --help. */
 int cli_is_help(const char *arg);
 

@@ -25,9 +25,10 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "cli/progress.h"
-#include "cli/u64map.h"
 #include "cli/output.h"
+#include "cli/progress.h"
+#include "util/grow.h"
+#include "util/u64map.h"
 
 void usage_flamegraph(FILE *out)
 {
@@ -173,7 +174,7 @@ static int64_t intern(fg *g, const char *s, size_t n)
         g->seen = sn;
         g->names_cap = cap;
     }
-    if (cli_grow(&g->text, &g->text_cap, g->text_len + n, 1))
+    if (grow_array(&g->text, &g->text_cap, g->text_len + n, 1))
         return -1;
     memcpy(g->text + g->text_len, s, n);
     size_t id = g->nnames++;
@@ -200,7 +201,7 @@ static int code_frames(fg *g, uint64_t code, size_t *first, size_t *count)
     if (mt_reader_locations(g->r, code, &locs, &n) != MT_OK)
         return -1;
     if (g->code_names_len + n > UINT32_MAX ||
-        cli_grow(&g->code_names, &g->code_names_cap, g->code_names_len + n,
+        grow_array(&g->code_names, &g->code_names_cap, g->code_names_len + n,
              sizeof *g->code_names))
         return -2;
     size_t start = g->code_names_len;
@@ -211,7 +212,7 @@ static int code_frames(fg *g, uint64_t code, size_t *first, size_t *count)
         size_t len = strlen(s);
         if (g->opt_lines) {
             size_t fl = strlen(locs[i].filename);
-            if (cli_grow(&buf, &buf_cap, len + fl + 32, 1)) {
+            if (grow_array(&buf, &buf_cap, len + fl + 32, 1)) {
                 free(buf);
                 return -2;
             }
@@ -242,7 +243,7 @@ static uint32_t child(fg *g, uint32_t parent, uint32_t name)
     if (v)
         return (uint32_t)*v;
     if (g->nnodes >= UINT32_MAX ||
-        cli_grow(&g->nodes, &g->nodes_cap, g->nnodes + 1, sizeof *g->nodes))
+        grow_array(&g->nodes, &g->nodes_cap, g->nnodes + 1, sizeof *g->nodes))
         return 0;
     uint32_t c = (uint32_t)g->nnodes++;
     node *nd = &g->nodes[c];
@@ -276,7 +277,7 @@ static int on_alloc(fg *g, const mt_event *ev)
             if (g->seen[nm] == g->gen)
                 continue;
             g->seen[nm] = g->gen;
-            if (cli_grow(&g->path, &g->path_cap, len + 1, sizeof *g->path))
+            if (grow_array(&g->path, &g->path_cap, len + 1, sizeof *g->path))
                 return -2;
             g->path[len++] = nm;
         }
@@ -350,7 +351,7 @@ static int sort_children(fg *g)
     for (size_t p = 0; p < g->nnodes; p++) {
         size_t n = 0;
         for (uint32_t c = g->nodes[p].first_child; c; c = g->nodes[c].next_sibling) {
-            if (cli_grow(&tmp, &cap, n + 1, sizeof *tmp)) {
+            if (grow_array(&tmp, &cap, n + 1, sizeof *tmp)) {
                 free(tmp);
                 return -1;
             }
@@ -403,7 +404,7 @@ static int print_trie(fg *g, mt_out *o, int bytes, double bytes_per_sample)
     size_t cap = 0, depth = 0;
     uint32_t cur = g->nodes[0].first_child;
     while (cur) {
-        if (cli_grow(&stack, &cap, depth + 1, sizeof *stack)) {
+        if (grow_array(&stack, &cap, depth + 1, sizeof *stack)) {
             free(stack);
             return -1;
         }

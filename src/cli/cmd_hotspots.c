@@ -32,9 +32,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "util/grow.h"
 #include "cli/cli.h"
 #include "cli/progress.h"
-#include "cli/u64map.h"
+#include "util/u64map.h"
 #include "cli/output.h"
 
 void usage_hotspots(FILE *out)
@@ -174,7 +175,7 @@ static int64_t get_func(hs *h, const char *filename, const char *name)
             return h->func_slots[j] - 1;
     }
     if (h->nfuncs >= INT32_MAX ||
-        cli_grow(&h->funcs, &h->funcs_cap, h->nfuncs + 1, sizeof *h->funcs))
+        grow_array(&h->funcs, &h->funcs_cap, h->nfuncs + 1, sizeof *h->funcs))
         return -1;
     func *f = &h->funcs[h->nfuncs];
     memset(f, 0, sizeof *f);
@@ -235,7 +236,7 @@ static int64_t add_loc(hs *h, const uint64_t *bt, size_t i)
     }
     int64_t fi = get_func(h, filename, name);
     if (fi < 0 || h->nentries >= INT32_MAX ||
-        cli_grow(&h->entries, &h->entries_cap, h->nentries + 1,
+        grow_array(&h->entries, &h->entries_cap, h->nentries + 1,
              sizeof *h->entries))
         return -2;
     entry *e = &h->entries[h->nentries];
@@ -273,7 +274,7 @@ static int hh_add(hs *h, uint32_t f, uint32_t al)
         if (i >= 0) {
             h->hh_free = h->hh[i].next;
         } else {
-            if (cli_grow(&h->hh, &h->hh_cap, h->hh_used + 1, sizeof *h->hh))
+            if (grow_array(&h->hh, &h->hh_cap, h->hh_used + 1, sizeof *h->hh))
                 return -2;
             i = (int32_t)h->hh_used++;
         }
@@ -451,7 +452,7 @@ static size_t hot_bucket(uint32_t id, size_t nbuckets)
  * when the entries exceed twice the buckets. Returns the index or -1. */
 static int32_t hot_add(hot_tbl *t, uint32_t al)
 {
-    if (cli_grow(&t->v, &t->cap, t->n + 1, sizeof *t->v))
+    if (grow_array(&t->v, &t->cap, t->n + 1, sizeof *t->v))
         return -1;
     int32_t i = (int32_t)t->n++;
     hot *x = &t->v[i];
@@ -542,7 +543,7 @@ static int report(hs *h, mt_out *o, const mt_trace_info *info)
             double lim = 0.10 >= alloc_prop * 1.2 ? 0.10 : alloc_prop * 1.2;
             if (pair_freq / fn_freq > lim && pair_freq / total > 0.005) {
                 hot *hx = &t.v[x];
-                if (cli_grow(&hx->callers, &hx->callers_cap, hx->ncallers + 1,
+                if (grow_array(&hx->callers, &hx->callers_cap, hx->ncallers + 1,
                          sizeof *hx->callers))
                     goto done;
                 sitem *s = &hx->callers[hx->ncallers++];
@@ -553,7 +554,7 @@ static int report(hs *h, mt_out *o, const mt_trace_info *info)
     }
 
     /* Func_tbl.fold prepends: the list is the reverse of the iteration. */
-    if (cli_grow(&list, &list_cap, t.n + 1, sizeof *list))
+    if (grow_array(&list, &list_cap, t.n + 1, sizeof *list))
         goto done;
     size_t nhot = 0;
     for (size_t b = 0; b < t.nbuckets; b++)
@@ -577,7 +578,7 @@ static int report(hs *h, mt_out *o, const mt_trace_info *info)
 
         size_t nl = 0;
         for (int32_t e = al->locs; e >= 0; e = h->entries[e].next) {
-            if (cli_grow(&locs, &locs_cap, nl + 1, sizeof *locs)) {
+            if (grow_array(&locs, &locs_cap, nl + 1, sizeof *locs)) {
                 free(locs);
                 goto done;
             }

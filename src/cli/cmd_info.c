@@ -34,7 +34,7 @@
 
 #include "cli/cli.h"
 #include "cli/progress.h"
-#include "cli/u64map.h"
+#include "util/u64map.h"
 
 void usage_info(FILE *out)
 {

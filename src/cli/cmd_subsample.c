@@ -17,7 +17,7 @@
 
 #include "cli/cli.h"
 #include "cli/rewrite.h"
-#include "cli/u64map.h"
+#include "util/u64map.h"
 
 #define CMD "subsample"
 

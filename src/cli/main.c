@@ -78,26 +78,6 @@ void cli_print_diag(void *ctx, mt_diag_kind kind, uint64_t offset,
     fflush(stderr);
 }
 
-/* Make the array at *pp (any object pointer type, passed as its address)
- * hold at least need elements. 0, or -1 when out of memory. The pointer is
- * copied in and out with memcpy, so no T ** is accessed as void **. */
-int cli_grow(void *pp, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap)
-        return 0;
-    size_t c = *cap ? *cap : 64;
-    while (c < need)
-        c *= 2;
-    void *p;
-    memcpy(&p, pp, sizeof p);
-    void *q = realloc(p, c * elem);
-    if (!q)
-        return -1;
-    memcpy(pp, &q, sizeof q);
-    *cap = c;
-    return 0;
-}
-
 int main(int argc, char **argv)
 {
     if (argc < 2) {

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "util/grow.h"
 
 static int same_file(const char *a, const char *b)
 {
@@ -31,7 +32,7 @@ int cli_rewrite_alloc(cli_rewrite *rw, const mt_event *ev, int64_t time,
                       int64_t nsamples, int64_t *id)
 {
     size_t n = ev->backtrace_len;
-    if (cli_grow(&rw->cs, &rw->cs_cap, n, sizeof *rw->cs))
+    if (grow_array(&rw->cs, &rw->cs_cap, n, sizeof *rw->cs))
         return MT_ERR_NOMEM;
     for (size_t i = 0; i < n; i++)              /* caller first -> callee first */
         rw->cs[i] = ev->backtrace[n - 1 - i];

@@ -3,7 +3,7 @@
  * codes) to 64-bit values: linear probing with backward-shift deletion, so
  * a table of live objects needs no tombstones however many objects die.
  */
-#include "cli/u64map.h"
+#include "util/u64map.h"
 
 #include <stdlib.h>
 #include <string.h>
