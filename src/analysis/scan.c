@@ -153,8 +153,18 @@ typedef struct lobj {
     uint8_t source, used;
 } lobj;
 
+/* The table of live objects. Ids are handed out in sequence and most
+ * objects die young, so the ids of the last RING_SIZE allocations live in a
+ * ring indexed by id (one cache line touched per event, where a hash table
+ * would miss the cache on every put and take); an object still live when the
+ * ring moves past its id goes to a hash table of older survivors. */
+#define RING_SIZE (1u << 16)
+#define RING_MASK (RING_SIZE - 1)
+
 typedef struct ltab {
-    lobj *v;
+    lobj *ring;                 /* ids [base, base + RING_SIZE)             */
+    int64_t base;
+    lobj *v;                    /* older survivors: open addressing         */
     size_t cap, n;
 } ltab;
 
@@ -168,7 +178,7 @@ static inline size_t hash64(uint64_t k)
     return (size_t)k;
 }
 
-static int ltab_grow(ltab *t)
+static int old_grow(ltab *t)
 {
     size_t cap = t->cap ? t->cap * 2 : 1024;
     lobj *v = calloc(cap, sizeof *v);
@@ -188,10 +198,10 @@ static int ltab_grow(ltab *t)
     return 0;
 }
 
-/* Insert (or replace: an id allocated twice keeps the newer) the object. */
-static int ltab_put(ltab *t, const lobj *o)
+/* Insert into the survivors (replacing an entry with the same id). */
+static int old_put(ltab *t, const lobj *o)
 {
-    if ((t->n + 1) * 4 > t->cap * 3 && ltab_grow(t))
+    if ((t->n + 1) * 2 > t->cap && old_grow(t))
         return -1;
     size_t m = t->cap - 1, j = hash64((uint64_t)o->id) & m;
     for (; t->v[j].used; j = (j + 1) & m)
@@ -204,8 +214,7 @@ static int ltab_put(ltab *t, const lobj *o)
     return 0;
 }
 
-/* Remove id into *out; 0 when found, -1 when not. */
-static int ltab_take(ltab *t, int64_t id, lobj *out)
+static int old_take(ltab *t, int64_t id, lobj *out)
 {
     if (!t->cap)
         return -1;
@@ -228,6 +237,78 @@ static int ltab_take(ltab *t, int64_t id, lobj *out)
     t->v[hole].used = 0;
     t->n--;
     return 0;
+}
+
+static int in_ring(const ltab *t, int64_t id)
+{
+    return id >= t->base && (uint64_t)(id - t->base) < RING_SIZE;
+}
+
+/* Move the ring's window so that it starts at base (> t->base). */
+static int ring_advance(ltab *t, int64_t base)
+{
+    uint64_t steps = (uint64_t)(base - t->base);
+    if (steps > RING_SIZE)
+        steps = RING_SIZE;
+    for (uint64_t i = 0; i < steps; i++) {
+        lobj *o = &t->ring[((uint64_t)t->base + i) & RING_MASK];
+        if (o->used && o->id < base) {
+            if (old_put(t, o))
+                return -1;
+            o->used = 0;
+        }
+    }
+    t->base = base;
+    return 0;
+}
+
+/* Insert (or replace: an id allocated twice keeps the newer) the object. */
+static int ltab_put(ltab *t, const lobj *o)
+{
+    if (!t->ring) {
+        t->ring = calloc(RING_SIZE, sizeof *t->ring);
+        if (!t->ring)
+            return -1;
+        t->base = o->id;
+    }
+    if (o->id < t->base)
+        return old_put(t, o);
+    if (!in_ring(t, o->id) && ring_advance(t, o->id - RING_SIZE + 1))
+        return -1;
+    t->ring[(uint64_t)o->id & RING_MASK] = *o;
+    return 0;
+}
+
+/* Remove id into *out; 0 when found, -1 when not. */
+static int ltab_take(ltab *t, int64_t id, lobj *out)
+{
+    if (t->ring && in_ring(t, id)) {
+        lobj *o = &t->ring[(uint64_t)id & RING_MASK];
+        if (!o->used || o->id != id)
+            return -1;
+        *out = *o;
+        o->used = 0;
+        return 0;
+    }
+    return old_take(t, id, out);
+}
+
+/* Call fn on every live object; stops when it returns nonzero. */
+static int ltab_each(const ltab *t, int (*fn)(void *, const lobj *), void *ctx)
+{
+    for (size_t i = 0; t->ring && i < RING_SIZE; i++)
+        if (t->ring[i].used && fn(ctx, &t->ring[i]))
+            return 1;
+    for (size_t i = 0; i < t->cap; i++)
+        if (t->v[i].used && fn(ctx, &t->v[i]))
+            return 1;
+    return 0;
+}
+
+static void ltab_free(ltab *t)
+{
+    free(t->ring);
+    free(t->v);
 }
 
 /* ---- stack summaries ----------------------------------------------- */
@@ -396,6 +477,11 @@ static int decide(mt_scan *s, const lobj *lo, int64_t collect)
     return 0;
 }
 
+static int decide_at_end(void *ctx, const lobj *lo)
+{
+    return decide(ctx, lo, MT_NEVER);
+}
+
 static int on_event(void *ctx, const mt_event *ev)
 {
     mt_scan *s = ctx;
@@ -481,9 +567,7 @@ int mt_scan_run(mt_scan *s, const char *path)
     if (s->timeline)
         s->timeline->end = s->end;
     /* The end of the trace: every object still live is decided now. */
-    for (size_t i = 0; i < p->live.cap; i++)
-        if (p->live.v[i].used && decide(s, &p->live.v[i], MT_NEVER))
-            break;
+    ltab_each(&p->live, decide_at_end, s);
     s->nstacks = p->nstacks;
     return MT_OK;
 }
@@ -492,7 +576,7 @@ void mt_scan_free(mt_scan *s)
 {
     scan_priv *p = s->priv;
     if (p) {
-        free(p->live.v);
+        ltab_free(&p->live);
         free(p->stacks);
         u64map_free(&p->stack_ids);
         free(p->codes);
