@@ -5,7 +5,6 @@
  * trace goes through the same site report as `memtrace top`.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -49,24 +48,6 @@ void usage_diff(FILE *out)
             "\n"
             "Exit status: 0 success, 1 malformed trace or I/O error (message with\n"
             "the file and offset on standard error), 2 bad usage.\n");
-}
-
-static void outf(mt_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void outf(mt_out *o, const char *fmt, ...)
-{
-    char small[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    int k = vsnprintf(small, sizeof small, fmt, ap);
-    va_end(ap);
-    if (k > 0)
-        out_mem(o, small, (size_t)k < sizeof small ? (size_t)k : sizeof small - 1);
-}
-
-static void tick(void *ctx, const mt_reader *r)
-{
-    progress_tick(ctx, r);
 }
 
 typedef struct row {
@@ -179,7 +160,7 @@ int cmd_diff(int argc, char **argv)
     for (int k = 0; k < 2 && rc == EXIT_OK; k++) {
         cli_progress prog;
         progress_start(&prog, "memtrace diff", paths[k]);
-        if (mt_site_report_run(&r[k], paths[k], &f, by, cli_print_diag, tick, &prog) != MT_OK) {
+        if (mt_site_report_run(&r[k], paths[k], &f, by, cli_print_diag, progress_tick_fn, &prog) != MT_OK) {
             cli_error("diff", "%s: %s", paths[k], r[k].err);
             rc = EXIT_DATA;
         }
@@ -229,7 +210,7 @@ int cmd_diff(int argc, char **argv)
     double te0 = est(&r[0], r[0].sites.total.end), te1 = est(&r[1], r[1].sites.total.end);
     if (json) {
         char *q0 = mt_json_quote(paths[0]), *q1 = mt_json_quote(paths[1]);
-        outf(&o, "{\n  \"base\": %s,\n  \"new\": %s,\n  \"total\": {\"base_allocated_bytes\": %.17g, "
+        out_printf(&o, "{\n  \"base\": %s,\n  \"new\": %s,\n  \"total\": {\"base_allocated_bytes\": %.17g, "
                  "\"new_allocated_bytes\": %.17g, \"delta_allocated_bytes\": %.17g, "
                  "\"base_end_bytes\": %.17g, \"new_end_bytes\": %.17g, \"delta_end_bytes\": %.17g},\n"
                  "  \"sites\": [",
@@ -239,7 +220,7 @@ int cmd_diff(int argc, char **argv)
         for (size_t i = 0; i < shown; i++) {
             const row *w = &rows[i];
             char *n = mt_json_quote(w->name);
-            outf(&o, "%s\n    {\"site\": %s, \"base_allocated_bytes\": %.17g, "
+            out_printf(&o, "%s\n    {\"site\": %s, \"base_allocated_bytes\": %.17g, "
                      "\"new_allocated_bytes\": %.17g, \"delta_allocated_bytes\": %.17g, "
                      "\"base_end_bytes\": %.17g, \"new_end_bytes\": %.17g, \"delta_end_bytes\": %.17g}",
                  i ? "," : "", n ? n : "null", w->a0, w->a1, w->a1 - w->a0, w->e0, w->e1,
@@ -252,18 +233,18 @@ int cmd_diff(int argc, char **argv)
         char b0[40], b1[40], b2[40], b3[40];
         sbytes(b0, sizeof b0, ta1 - ta0);
         sbytes(b1, sizeof b1, te1 - te0);
-        outf(&o, "Base %s, new %s: allocated %s, live at end %s\n\n", paths[0], paths[1], b0, b1);
-        outf(&o, "%12s %11s %11s %12s  %s\n", "DELTA ALLOC", "BASE", "NEW", "DELTA END", "SITE");
+        out_printf(&o, "Base %s, new %s: allocated %s, live at end %s\n\n", paths[0], paths[1], b0, b1);
+        out_printf(&o, "%12s %11s %11s %12s  %s\n", "DELTA ALLOC", "BASE", "NEW", "DELTA END", "SITE");
         for (size_t i = 0; i < shown; i++) {
             const row *w = &rows[i];
             sbytes(b0, sizeof b0, w->a1 - w->a0);
             mt_fmt_bytes(b1, sizeof b1, w->a0);
             mt_fmt_bytes(b2, sizeof b2, w->a1);
             sbytes(b3, sizeof b3, w->e1 - w->e0);
-            outf(&o, "%12s %11s %11s %12s  %s\n", b0, b1, b2, b3, w->name);
+            out_printf(&o, "%12s %11s %11s %12s  %s\n", b0, b1, b2, b3, w->name);
         }
         if (shown < nrows)
-            outf(&o, "... %zu more sites (--limit 0 shows all)\n", nrows - shown);
+            out_printf(&o, "... %zu more sites (--limit 0 shows all)\n", nrows - shown);
     }
     out_flush(&o);
     if (o.err) {

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/ocaml_int.h"
 #include "cli/output.h"
 #include "cli/progress.h"
 #include "util/grow.h"
@@ -65,13 +66,6 @@ void usage_flamegraph(FILE *out)
             "\n"
             "Exit status: 0 success, 1 malformed trace, unknown location code or\n"
             "I/O error (nothing is printed), 2 bad usage.\n");
-}
-
-/* Sum of two OCaml ints: wraps at 63 bits, result sign-extended. */
-static inline int64_t add63(int64_t a, int64_t b)
-{
-    uint64_t s = ((uint64_t)a + (uint64_t)b) << 1;
-    return (int64_t)s >> 1;
 }
 
 /* ---- state ------------------------------------------------------------- */
@@ -296,7 +290,7 @@ static int on_alloc(fg *g, const mt_event *ev)
             u64map_put(&g->live_samples, (uint64_t)ev->id, (uint64_t)ev->nsamples))
             return -2;
     } else {
-        g->nodes[at].count = add63(g->nodes[at].count, ev->nsamples);
+        g->nodes[at].count = ocaml_add(g->nodes[at].count, ev->nsamples);
     }
     return 0;
 }
@@ -528,7 +522,7 @@ int cmd_flamegraph(int argc, char **argv)
             uint64_t id = g.live_node.keys[i];
             uint64_t *ns = u64map_get(&g.live_samples, id);
             node *nd = &g.nodes[g.live_node.vals[i]];
-            nd->count = add63(nd->count, ns ? (int64_t)*ns : 0);
+            nd->count = ocaml_add(nd->count, ns ? (int64_t)*ns : 0);
         }
     }
     if (rc == EXIT_OK) {

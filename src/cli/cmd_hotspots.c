@@ -26,7 +26,6 @@
  * filtering that keeps the order. Sums are OCaml ints: they wrap at 63 bits.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +33,7 @@
 
 #include "util/grow.h"
 #include "cli/cli.h"
+#include "cli/ocaml_int.h"
 #include "cli/progress.h"
 #include "util/u64map.h"
 #include "cli/output.h"
@@ -77,13 +77,6 @@ void usage_hotspots(FILE *out)
             "\n"
             "Exit status: 0 success, 1 malformed trace, unknown location code or\n"
             "I/O error (nothing is printed), 2 bad usage.\n");
-}
-
-/* Sum of two OCaml ints: wraps at 63 bits, result sign-extended. */
-static inline int64_t add63(int64_t a, int64_t b)
-{
-    uint64_t s = ((uint64_t)a + (uint64_t)b) << 1;
-    return (int64_t)s >> 1;
 }
 
 /* ---- state ------------------------------------------------------------- */
@@ -326,7 +319,7 @@ static int on_alloc(hs *h, const mt_event *ev)
     if (a < 0)
         return (int)a;
     entry *ae = &h->entries[a];
-    ae->alloc_count = add63(ae->alloc_count, ev->nsamples);
+    ae->alloc_count = ocaml_add(ae->alloc_count, ev->nsamples);
     uint32_t al = ae->func;
     if (++h->gen == 0) {             /* generation wrapped: forget all marks */
         for (size_t i = 0; i < h->nfuncs; i++)
@@ -341,11 +334,11 @@ static int on_alloc(hs *h, const mt_event *ev)
         if (f->seen == h->gen)
             continue;
         f->seen = h->gen;
-        f->total_count = add63(f->total_count, ev->nsamples);
+        f->total_count = ocaml_add(f->total_count, ev->nsamples);
         if (hh_add(h, h->entries[e].func, al))
             return -2;
     }
-    h->total = add63(h->total, ev->nsamples);
+    h->total = ocaml_add(h->total, ev->nsamples);
     return 0;
 }
 
@@ -364,7 +357,7 @@ static int64_t direct_allocs(const hs *h, const func *f)
 {
     int64_t k = 0;
     for (int32_t e = f->locs; e >= 0; e = h->entries[e].next)
-        k = add63(k, h->entries[e].alloc_count);
+        k = ocaml_add(k, h->entries[e].alloc_count);
     return k;
 }
 
@@ -383,33 +376,6 @@ static void print_bytes(mt_out *o, double n)
     else
         k = snprintf(buf, sizeof buf, "%4.1f TB", n / 1024. / 1024. / 1024. / 1024.);
     out_mem(o, buf, (size_t)k);
-}
-
-static void outf(mt_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void outf(mt_out *o, const char *fmt, ...)
-{
-    char small[512];
-    va_list ap;
-    va_start(ap, fmt);
-    int k = vsnprintf(small, sizeof small, fmt, ap);
-    va_end(ap);
-    if (k < 0)
-        return;
-    if ((size_t)k < sizeof small) {
-        out_mem(o, small, (size_t)k);
-        return;
-    }
-    char *big = malloc((size_t)k + 1);
-    if (!big) {
-        o->err = o->err ? o->err : ENOMEM;
-        return;
-    }
-    va_start(ap, fmt);
-    vsnprintf(big, (size_t)k + 1, fmt, ap);
-    va_end(ap);
-    out_mem(o, big, (size_t)k);
-    free(big);
 }
 
 /* Items for stable sorting: key descending, then the prior position. */
@@ -510,7 +476,7 @@ static int report(hs *h, mt_out *o, const mt_trace_info *info)
     sitem *list = NULL;
     size_t list_cap = 0;
 
-    outf(o, "Trace for %s [%lld]:\n   %lld samples of ", info->executable_name,
+    out_printf(o, "Trace for %s [%lld]:\n   %lld samples of ", info->executable_name,
          (long long)info->pid, (long long)h->total);
     print_bytes(o, total / info->sample_rate * wordsize);
     out_str(o, " allocations\n\n");
@@ -525,7 +491,7 @@ static int report(hs *h, mt_out *o, const mt_trace_info *info)
         t.head[k] = -1;
     for (size_t i = 0; i < h->nfuncs; i++) {
         direct[i] = direct_allocs(h, &h->funcs[i]);
-        all[i] = add63(h->funcs[i].total_count, direct[i]);
+        all[i] = ocaml_add(h->funcs[i].total_count, direct[i]);
     }
 
     /* HH.iter: bucket order, head to tail. */
@@ -574,7 +540,7 @@ static int report(hs *h, mt_out *o, const mt_trace_info *info)
         const func *al = &h->funcs[hx->al];
         double d = (double)direct[hx->al];
         print_bytes(o, d / info->sample_rate * wordsize);
-        outf(o, " (%4.1f%%) at %s (%s:", 100. * (d / total), al->name, al->filename);
+        out_printf(o, " (%4.1f%%) at %s (%s:", 100. * (d / total), al->name, al->filename);
 
         size_t nl = 0;
         for (int32_t e = al->locs; e >= 0; e = h->entries[e].next) {
@@ -595,7 +561,7 @@ static int report(hs *h, mt_out *o, const mt_trace_info *info)
             if (e->alloc_count <= 0)
                 continue;
             if (printed < 3)
-                outf(o, "%s%d:%d-%d", printed ? ", " : "", e->line, e->start, e->end);
+                out_printf(o, "%s%d:%d-%d", printed ? ", " : "", e->line, e->start, e->end);
             else if (printed == 3)
                 out_str(o, "...");
             printed++;
@@ -620,7 +586,7 @@ static int report(hs *h, mt_out *o, const mt_trace_info *info)
             first = 0;
             out_str(o, "    ");
             print_bytes(o, (double)c->b / info->sample_rate * wordsize);
-            outf(o, " via %s (%.0f%% of this)\n", h->funcs[c->a].name,
+            out_printf(o, " via %s (%.0f%% of this)\n", h->funcs[c->a].name,
                  100. * ((double)c->b / fa));
         }
         out_str(o, "\n");

@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/ocaml_int.h"
 #include "cli/progress.h"
 #include "util/u64map.h"
 
@@ -86,23 +87,6 @@ void usage_info(FILE *out)
           out);
 }
 
-/* ---- OCaml 63-bit integer arithmetic ---------------------------------- */
-
-static int64_t wrap63(uint64_t u)
-{
-    return (int64_t)(u << 1) >> 1;     /* sign-extend bit 62 */
-}
-
-static int64_t oadd(int64_t a, int64_t b)
-{
-    return wrap63((uint64_t)a + (uint64_t)b);
-}
-
-static int64_t omul(int64_t a, int64_t b)
-{
-    return wrap63((uint64_t)a * (uint64_t)b);
-}
-
 /* ---- the statistics (spec 11.2) --------------------------------------- */
 
 typedef struct info_stats {
@@ -127,20 +111,20 @@ static int on_event(void *ctx, const mt_event *ev)
         int64_t ns = ev->nsamples;
         s->allocs++;
         if (ev->source != MT_SOURCE_MINOR) {
-            s->major_alloc = oadd(s->major_alloc, ns);
+            s->major_alloc = ocaml_add(s->major_alloc, ns);
             if (ns > 1 && u64map_put(&s->major_multi, (uint64_t)ev->id, (uint64_t)ns))
                 goto oom;
         } else {
-            s->minor_alloc = oadd(s->minor_alloc, ns);
+            s->minor_alloc = ocaml_add(s->minor_alloc, ns);
             if (u64map_put(&s->minor_live, (uint64_t)ev->id, (uint64_t)ns))
                 goto oom;
         }
         if (ev->length <= 4)
-            s->dist4 = oadd(s->dist4, ns);
+            s->dist4 = ocaml_add(s->dist4, ns);
         if (ev->length <= 16)
-            s->dist16 = oadd(s->dist16, ns);
+            s->dist16 = ocaml_add(s->dist16, ns);
         if (ev->length <= 256)
-            s->dist256 = oadd(s->dist256, ns);
+            s->dist256 = ocaml_add(s->dist256, ns);
         if (ev->length > s->szmax)
             s->szmax = ev->length;
         break;
@@ -154,7 +138,7 @@ static int on_event(void *ctx, const mt_event *ev)
         }
         {
             int64_t ns = (int64_t)v;
-            s->promote = oadd(s->promote, ns);
+            s->promote = ocaml_add(s->promote, ns);
             if (ns > 1 && u64map_put(&s->major_multi, (uint64_t)ev->id, (uint64_t)ns))
                 goto oom;
         }
@@ -162,12 +146,12 @@ static int on_event(void *ctx, const mt_event *ev)
     case MT_EVENT_COLLECT:
         s->collects++;
         if (u64map_del(&s->minor_live, (uint64_t)ev->id, &v)) {
-            s->minor_collect = oadd(s->minor_collect, (int64_t)v);
+            s->minor_collect = ocaml_add(s->minor_collect, (int64_t)v);
         } else {
             int64_t ns = 1;
             if (u64map_del(&s->major_multi, (uint64_t)ev->id, &v))
                 ns = (int64_t)v;
-            s->major_collect = oadd(s->major_collect, ns);
+            s->major_collect = ocaml_add(s->major_collect, ns);
         }
         break;
     }
@@ -232,7 +216,7 @@ static void compute(const info_stats *s, const mt_trace_info *info, report *r)
     r->pct16 = 100. * r->dist16 / r->total_alloc;
     r->pct256 = 100. * r->dist256 / r->total_alloc;
     /* OCaml: szmax * word_size / 8 in 63-bit ints, `/` truncating. */
-    r->max_bytes_int = omul(s->szmax, info->word_size) / 8;
+    r->max_bytes_int = ocaml_mul(s->szmax, info->word_size) / 8;
     r->max_bytes = (double)r->max_bytes_int;
 }
 

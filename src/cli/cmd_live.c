@@ -5,7 +5,6 @@
  * Built on the analysis layer's timeline (src/analysis/scan.c).
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -55,24 +54,6 @@ void usage_live(FILE *out)
             "the file and offset on standard error), 2 bad usage.\n");
 }
 
-static void outf(mt_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void outf(mt_out *o, const char *fmt, ...)
-{
-    char small[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    int k = vsnprintf(small, sizeof small, fmt, ap);
-    va_end(ap);
-    if (k > 0)
-        out_mem(o, small, (size_t)k < sizeof small ? (size_t)k : sizeof small - 1);
-}
-
-static void tick(void *ctx, const mt_reader *r)
-{
-    progress_tick(ctx, r);
-}
-
 /* One pass: the timeline of the objects passing f (live-at resolved).
  * Skipped packets are reported on the first pass only. */
 static int pass(const char *path, const mt_filter *f, int64_t live_at,
@@ -84,7 +65,7 @@ static int pass(const char *path, const mt_filter *f, int64_t live_at,
     s.live_at = live_at;
     s.timeline = tl;
     s.diag = first ? cli_print_diag : NULL;
-    s.tick = tick;
+    s.tick = progress_tick_fn;
     s.tick_ctx = prog;
     int st = mt_scan_run(&s, path);
     if (st != MT_OK) {
@@ -226,7 +207,7 @@ int cmd_live(int argc, char **argv)
     }
     if (json) {
         char *q = mt_json_quote(path), *e = mt_json_quote(exe);
-        outf(&o, "{\n  \"trace\": %s,\n  \"executable\": %s,\n  \"pid\": %lld,\n"
+        out_printf(&o, "{\n  \"trace\": %s,\n  \"executable\": %s,\n  \"pid\": %lld,\n"
                  "  \"sample_rate\": %.17g,\n  \"word_size\": %d,\n"
                  "  \"duration_s\": %.6f,\n  \"resolution_s\": %.6f,\n"
                  "  \"peak_time_s\": %.6f,\n  \"peak_bytes\": %.17g,\n"
@@ -237,7 +218,7 @@ int cmd_live(int argc, char **argv)
         free(q);
         free(e);
         for (long k = 0; k < points; k++) {
-            outf(&o, "%s\n    {\"time_s\": %.6f, \"allocated_bytes\": %.17g, "
+            out_printf(&o, "%s\n    {\"time_s\": %.6f, \"allocated_bytes\": %.17g, "
                      "\"collected_bytes\": %.17g, \"live_bytes\": %.17g}",
                  k ? "," : "", (double)ta[3 * k] / 1e6,
                  mt_est_bytes(ta[3 * k + 1], &info), mt_est_bytes(ta[3 * k + 2], &info),
@@ -248,15 +229,15 @@ int cmd_live(int argc, char **argv)
     } else {
         char b1[32], b2[32], b3[32], ts[32];
         mt_fmt_secs(ts, sizeof ts, end);
-        outf(&o, "Trace %s: %s [%lld], sample rate %g, %d-bit words, %s\n\n",
+        out_printf(&o, "Trace %s: %s [%lld], sample rate %g, %d-bit words, %s\n\n",
              path, exe, (long long)info.pid, info.sample_rate, info.word_size, ts);
-        outf(&o, "%14s %11s %11s %11s\n", "TIME", "ALLOCATED", "COLLECTED", "LIVE");
+        out_printf(&o, "%14s %11s %11s %11s\n", "TIME", "ALLOCATED", "COLLECTED", "LIVE");
         for (long k = 0; k < points; k++) {
             mt_fmt_secs(ts, sizeof ts, ta[3 * k]);
             mt_fmt_bytes(b1, sizeof b1, mt_est_bytes(ta[3 * k + 1], &info));
             mt_fmt_bytes(b2, sizeof b2, mt_est_bytes(ta[3 * k + 2], &info));
             mt_fmt_bytes(b3, sizeof b3, mt_est_bytes(ta[3 * k + 1] - ta[3 * k + 2], &info));
-            outf(&o, "%14s %11s %11s %11s\n", ts, b1, b2, b3);
+            out_printf(&o, "%14s %11s %11s %11s\n", ts, b1, b2, b3);
             out_maybe_flush(&o);
         }
         static const char *const blocks[] = {"\u2581", "\u2582", "\u2583", "\u2584",
@@ -276,7 +257,7 @@ int cmd_live(int argc, char **argv)
         }
         mt_fmt_bytes(b1, sizeof b1, mt_est_bytes(peak, &info));
         mt_fmt_secs(ts, sizeof ts, peak_t);
-        outf(&o, "\nPeak: %s live at %s (%lld samples)\n", b1, ts, (long long)peak);
+        out_printf(&o, "\nPeak: %s live at %s (%lld samples)\n", b1, ts, (long long)peak);
     }
     out_flush(&o);
     rc = EXIT_OK;

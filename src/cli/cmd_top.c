@@ -6,7 +6,6 @@
  * the sites.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -65,36 +64,6 @@ void usage_top(FILE *out)
             "the file and offset on standard error), 2 bad usage.\n");
 }
 
-static void outf(mt_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void outf(mt_out *o, const char *fmt, ...)
-{
-    char small[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    int k = vsnprintf(small, sizeof small, fmt, ap);
-    va_end(ap);
-    if (k < 0)
-        return;
-    if ((size_t)k < sizeof small) {
-        out_mem(o, small, (size_t)k);
-        return;
-    }
-    char *big = malloc((size_t)k + 1);
-    if (!big)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(big, (size_t)k + 1, fmt, ap);
-    va_end(ap);
-    out_mem(o, big, (size_t)k);
-    free(big);
-}
-
-static void tick(void *ctx, const mt_reader *r)
-{
-    progress_tick(ctx, r);
-}
-
 typedef enum { SORT_ALLOC, SORT_PEAK, SORT_END } sort_key;
 static sort_key g_sort;
 
@@ -126,7 +95,7 @@ static void json_site(mt_out *o, const mt_site_report *r, const mt_site *s,
                       double total)
 {
     double a = bytes(r, s->alloc);
-    outf(o, "\"allocated_bytes\": %.17g, \"allocated_rse\": %.6g, "
+    out_printf(o, "\"allocated_bytes\": %.17g, \"allocated_rse\": %.6g, "
             "\"percent\": %.6g, \"peak_bytes\": %.17g, \"peak_rse\": %.6g, "
             "\"end_bytes\": %.17g, \"end_rse\": %.6g, \"samples\": %lld, "
             "\"allocs\": %lld",
@@ -144,7 +113,7 @@ static void report(mt_out *o, const mt_site_report *r, const char *path,
     static const char *const sorts[] = {"allocated", "peak", "end"};
     if (json) {
         char *q = mt_json_quote(path), *e = mt_json_quote(r->executable);
-        outf(o, "{\n  \"trace\": %s,\n  \"executable\": %s,\n  \"pid\": %lld,\n"
+        out_printf(o, "{\n  \"trace\": %s,\n  \"executable\": %s,\n  \"pid\": %lld,\n"
                 "  \"sample_rate\": %.17g,\n  \"word_size\": %d,\n"
                 "  \"duration_s\": %.6f,\n  \"peak_time_s\": %.6f,\n"
                 "  \"by\": \"%s\",\n  \"sort\": \"%s\",\n  \"total\": {",
@@ -154,10 +123,10 @@ static void report(mt_out *o, const mt_site_report *r, const char *path,
         free(q);
         free(e);
         json_site(o, r, &t->total, total);
-        outf(o, ", \"sites\": %zu},\n  \"sites\": [", t->n);
+        out_printf(o, ", \"sites\": %zu},\n  \"sites\": [", t->n);
         for (size_t i = 0; i < shown; i++) {
             char *n = mt_json_quote(t->v[i].name);
-            outf(o, "%s\n    {\"site\": %s, ", i ? "," : "", n ? n : "null");
+            out_printf(o, "%s\n    {\"site\": %s, ", i ? "," : "", n ? n : "null");
             free(n);
             json_site(o, r, &t->v[i], total);
             out_str(o, "}");
@@ -169,15 +138,15 @@ static void report(mt_out *o, const mt_site_report *r, const char *path,
     char b1[32], b2[32], b3[32], ts[32], te[32];
     mt_fmt_secs(te, sizeof te, r->end);
     mt_fmt_secs(ts, sizeof ts, r->peak_time);
-    outf(o, "Trace %s: %s [%lld], sample rate %g, %d-bit words, %s\n", path,
+    out_printf(o, "Trace %s: %s [%lld], sample rate %g, %d-bit words, %s\n", path,
          r->executable, (long long)r->pid, r->sample_rate, r->word_size, te);
     mt_fmt_bytes(b1, sizeof b1, total);
     mt_fmt_bytes(b2, sizeof b2, bytes(r, t->total.peak));
     mt_fmt_bytes(b3, sizeof b3, bytes(r, t->total.end));
-    outf(o, "Allocated %s (%lld samples) at %zu sites; live at peak (%s): %s; "
+    out_printf(o, "Allocated %s (%lld samples) at %zu sites; live at peak (%s): %s; "
             "live at end: %s\n\n",
          b1, (long long)t->total.alloc, t->n, ts, b2, b3);
-    outf(o, "%11s %5s %6s %11s %11s %8s  %s\n", "ALLOCATED", "ERR", "%",
+    out_printf(o, "%11s %5s %6s %11s %11s %8s  %s\n", "ALLOCATED", "ERR", "%",
          "AT PEAK", "AT END", "SAMPLES", "SITE");
     for (size_t i = 0; i < shown; i++) {
         const mt_site *s = &t->v[i];
@@ -189,7 +158,7 @@ static void report(mt_out *o, const mt_site_report *r, const char *path,
         mt_fmt_bytes(b2, sizeof b2, bytes(r, s->peak));
         mt_fmt_bytes(b3, sizeof b3, bytes(r, s->end));
         /* the ± sign is two bytes of UTF-8 but one column */
-        outf(o, "%11s %*s %5.1f%% %11s %11s %8lld  %s\n", b1, err[0] ? 6 : 5, err,
+        out_printf(o, "%11s %*s %5.1f%% %11s %11s %8lld  %s\n", b1, err[0] ? 6 : 5, err,
              total > 0 ? 100. * a / total : 0., b2, b3, (long long)s->alloc,
              s->name);
         out_maybe_flush(o);
@@ -199,7 +168,7 @@ static void report(mt_out *o, const mt_site_report *r, const char *path,
         for (size_t i = shown; i < t->n; i++)
             rest += t->v[i].alloc;
         mt_fmt_bytes(b1, sizeof b1, bytes(r, rest));
-        outf(o, "... %zu more sites (%s allocated; --limit 0 shows all)\n",
+        out_printf(o, "... %zu more sites (%s allocated; --limit 0 shows all)\n",
              t->n - shown, b1);
     }
 }
@@ -295,7 +264,7 @@ int cmd_top(int argc, char **argv)
     cli_progress prog;
     progress_start(&prog, "memtrace top", path);
     mt_site_report r;
-    int st = mt_site_report_run(&r, path, &f, by, cli_print_diag, tick, &prog);
+    int st = mt_site_report_run(&r, path, &f, by, cli_print_diag, progress_tick_fn, &prog);
     progress_done(&prog);
     if (st != MT_OK) {
         cli_error("top", "%s: %s", path, r.err);

@@ -5,6 +5,8 @@
 #include "cli/output.h"
 
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -104,4 +106,30 @@ size_t fmt_int_pad(char *p, int64_t v, int width, char pad)
     while (n)
         p[k++] = tmp[--n];
     return k;
+}
+
+/* printf into the output buffer. */
+void out_printf(mt_out *o, const char *fmt, ...)
+{
+    char small[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(small, sizeof small, fmt, ap);
+    va_end(ap);
+    if (k < 0)
+        return;
+    if ((size_t)k < sizeof small) {
+        out_mem(o, small, (size_t)k);
+        return;
+    }
+    char *big = malloc((size_t)k + 1);
+    if (!big) {
+        o->err = o->err ? o->err : ENOMEM;
+        return;
+    }
+    va_start(ap, fmt);
+    vsnprintf(big, (size_t)k + 1, fmt, ap);
+    va_end(ap);
+    out_mem(o, big, (size_t)k);
+    free(big);
 }

@@ -50,6 +50,9 @@ static inline void out_maybe_flush(mt_out *o)
         out_flush(o);
 }
 
+/* printf into the buffer (any length). */
+void out_printf(mt_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* Decimal of v into p, left-padded with '0' to width (printf "%0*lld"
  * semantics: the '-' counts toward the width). Returns chars written. */
 size_t fmt_int_pad(char *p, int64_t v, int width, char pad);

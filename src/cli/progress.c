@@ -78,3 +78,8 @@ int cli_scan(mt_reader *r, const char *label, const char *path,
     progress_done(&w.prog);
     return st;
 }
+
+void progress_tick_fn(void *ctx, const mt_reader *r)
+{
+    progress_tick(ctx, r);
+}

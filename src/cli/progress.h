@@ -30,6 +30,9 @@ static inline void progress_tick(cli_progress *p, const mt_reader *r)
         progress_update(p, mt_reader_offset(r));
 }
 
+/* progress_tick as a callback taking the cli_progress as its context. */
+void progress_tick_fn(void *ctx, const mt_reader *r);
+
 /* mt_reader_scan with a progress line when stderr is a terminal (and no
  * added cost when it is not). label: the command; path: its input. */
 int cli_scan(mt_reader *r, const char *label, const char *path,
