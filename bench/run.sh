@@ -26,7 +26,7 @@ export DUMP_RSS_TIMEOUT=${DUMP_RSS_TIMEOUT:-120}
 echo "== build ($BUILD_DIR, Release -O2)"
 cmake -S "$root" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release \
     -DCMAKE_C_FLAGS_RELEASE="-O2 -DNDEBUG" -DMT_BUILD_TESTS=OFF > /dev/null
-cmake --build "$BUILD_DIR" --target gen_trace bench_decode bench_write memtrace_cli
+cmake --build "$BUILD_DIR" --target gen_trace bench_decode bench_write bench_walk memtrace_cli
 
 gen=$BUILD_DIR/bench/gen_trace
 dec=$BUILD_DIR/bench/bench_decode
@@ -55,6 +55,8 @@ fi
 
 echo "== bench_decode (synthetic trace)"
 "$dec" "$trace" "$REPS" | tee "$logdir/decode.txt"
+echo "== bench_walk (synthetic trace): the floor of finding event ends, vs scan"
+"$BUILD_DIR/bench/bench_walk" "$trace" 5 | tee "$logdir/walk.txt"
 echo "== bench_decode (corpus $(basename "$DUMP_TRACE"), small: for comparison)"
 "$dec" "$DUMP_TRACE" "$REPS" | tee "$logdir/decode_ref.txt"
 
@@ -103,4 +105,6 @@ printf '%-52s %sx (dump / dd: %sx)\n' "dump / head" "$(get dump.txt dump_x_head)
 printf '%-52s %s KiB (partial run: %s)\n' "peak RSS memtrace dump, synthetic trace" \
     "$(get dump.txt dump_big_rss_kib)" "$(get dump.txt dump_big_partial)"
 printf '%-52s %s KiB\n' "peak RSS bench_decode full decode, synthetic trace" "$(get dump.txt decode_big_rss_kib)"
+echo "decoding floor (bench_walk, synthetic trace):"
+sed -n '2,4p' "$logdir/walk.txt"
 echo "logs: $logdir"
