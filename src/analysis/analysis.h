@@ -74,6 +74,9 @@ int mt_filter_parse_arg(mt_filter *f, int argc, char **argv, int *i,
 /* Help text of the filter options (a section of every command's --help). */
 void mt_filter_help(FILE *out);
 
+/* Nonzero when any filter option was given. */
+int mt_filter_active(const mt_filter *f);
+
 /* Nonzero when the filter uses function names (needs backtraces). */
 int mt_filter_needs_names(const mt_filter *f);
 
@@ -99,6 +102,7 @@ typedef struct mt_object {
     int64_t nsamples;
     mt_source source;
     const mt_stack *stack;
+    uint32_t user;                    /* what mt_scan.on_alloc returned      */
 } mt_object;
 
 #define MT_NEVER (-1)
@@ -138,6 +142,11 @@ struct mt_scan {
     const mt_filter *filter;
     int64_t live_at;          /* resolved --live-at: -1 none, INT64_MAX end */
     mt_object_fn on_object;   /* optional                                   */
+    /* optional: called for each allocation that passes the filters known at
+     * allocation time; *user is kept with the object and handed back in
+     * mt_object.user. Nonzero stops the scan (MT_ERR_FORMAT, s->err left to
+     * the caller). */
+    int (*on_alloc)(void *ctx, const mt_event *ev, uint32_t *user);
     void *ctx;
     mt_timeline *timeline;    /* optional: fed with every accepted object   */
     int need_stacks;          /* decode backtraces even if no filter needs

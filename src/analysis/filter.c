@@ -34,7 +34,7 @@ void mt_filter_free(mt_filter *f)
 void mt_filter_help(FILE *out)
 {
     fprintf(out,
-            "Filters (shared by top, live and diff; all given must hold):\n"
+            "Filters (shared by top, live, diff and flamegraph; all must hold):\n"
             "  --from S, --to S      only objects allocated at or after S / before S\n"
             "                        seconds since the start of the trace\n"
             "  --live-at T|peak|end  only objects live at time T (seconds since the\n"
@@ -208,6 +208,13 @@ int mt_filter_parse_arg(mt_filter *f, int argc, char **argv, int *i,
     }
     *i += used;
     return 1;
+}
+
+int mt_filter_active(const mt_filter *f)
+{
+    return f->has_from || f->has_to || f->live_mode != MT_LIVE_ANY ||
+           f->has_min_size || f->has_max_size || f->has_min_life ||
+           f->has_max_life || f->sources || f->nin || f->nnot_in || f->nhide;
 }
 
 int mt_filter_needs_names(const mt_filter *f)

@@ -149,7 +149,7 @@ void mt_fmt_secs(char *buf, size_t n, int64_t us)
 
 typedef struct lobj {
     int64_t id, time, length, nsamples;
-    uint32_t stack;
+    uint32_t stack, user;
     uint8_t source, used;
 } lobj;
 
@@ -464,7 +464,7 @@ static int decide(mt_scan *s, const lobj *lo, int64_t collect)
     mt_stack st;
     make_stack(p, lo->stack, &st);
     mt_object o = {lo->id, lo->time, collect, lo->length, lo->nsamples,
-                   (mt_source)lo->source, &st};
+                   (mt_source)lo->source, &st, lo->user};
     if (!mt_filter_accepts(s->filter, s->info, &o, s->live_at, s->end))
         return 0;
     s->accepted++;
@@ -501,11 +501,15 @@ static int on_event(void *ctx, const mt_event *ev)
         mt_stack st;
         make_stack(p, (uint32_t)si, &st);
         mt_object o = {ev->id, t, MT_NEVER, ev->length, ev->nsamples,
-                       ev->source, &st};
+                       ev->source, &st, 0};
         if (!mt_filter_accepts_alloc(s->filter, s->info, &o))
             return 0;
-        lobj lo = {ev->id, t, ev->length, ev->nsamples, (uint32_t)si,
+        lobj lo = {ev->id, t, ev->length, ev->nsamples, (uint32_t)si, 0,
                    (uint8_t)ev->source, 1};
+        if (s->on_alloc && s->on_alloc(s->ctx, ev, &lo.user)) {
+            p->err = 1;
+            return 1;
+        }
         if (ltab_put(&p->live, &lo)) {
             snprintf(s->err, sizeof s->err, "out of memory");
             p->err = 1;

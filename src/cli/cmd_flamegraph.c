@@ -24,6 +24,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "analysis/analysis.h"
 #include "cli/cli.h"
 #include "cli/ocaml_int.h"
 #include "cli/output.h"
@@ -58,7 +59,16 @@ void usage_flamegraph(FILE *out)
             "                  graphs and 'who allocates' views\n"
             "  --live-at-end   count only allocations still live at the end of the\n"
             "                  trace (never collected): what a leak would retain\n"
+            "                  (the same as --live-at end)\n"
             "  -h, --help      show this help\n"
+            "\n");
+    mt_filter_help(out);
+    fprintf(out,
+            "\n"
+            "With filters, each object is counted when the filters' answer is known\n"
+            "(at its collection or the end of the trace); --hide drops matching\n"
+            "frames from the stacks; --live-at peak reads TRACE twice (not '-').\n"
+            "Without filters the output is the reference tool's.\n"
             "\n"
             "Collections of unknown or already collected objects are ignored (the\n"
             "reference tool stops with an assertion failure). Skipped packets are\n"
@@ -111,6 +121,10 @@ typedef struct fg {
     /* per-alloc scratch */
     uint32_t *path;
     size_t path_cap;
+    /* filters (the scan engine's path) */
+    const mt_filter *filter;
+    uint8_t *hidden;            /* per name: 0 unknown, 1 shown, 2 hidden */
+    size_t hidden_len, hidden_cap;
     /* error report */
     int err;                    /* 0, -1 unknown code, -2 out of memory */
     uint64_t bad_code;
@@ -251,7 +265,31 @@ static uint32_t child(fg *g, uint32_t parent, uint32_t name)
     return c;
 }
 
-static int on_alloc(fg *g, const mt_event *ev)
+/* Is frame name nm hidden by --hide? (cached per name) */
+static int name_hidden(fg *g, uint32_t nm)
+{
+    if (!g->filter || !g->filter->nhide)
+        return 0;
+    if (grow_array(&g->hidden, &g->hidden_cap, (size_t)nm + 1, 1))
+        return 0;
+    for (size_t i = g->hidden_len; i <= nm; i++)
+        g->hidden[i] = 0;               /* 0: not looked at yet */
+    if (g->hidden_len <= nm)
+        g->hidden_len = (size_t)nm + 1;
+    if (!g->hidden[nm]) {
+        const char *t = g->text + g->names[nm].off;
+        size_t len = g->names[nm].len;
+        g->hidden[nm] = 1;
+        for (size_t q = 0; q < g->filter->nhide; q++)
+            if (memmem(t, len, g->filter->hide[q], strlen(g->filter->hide[q])))
+                g->hidden[nm] = 2;
+    }
+    return g->hidden[nm] == 2;
+}
+
+/* The trie node of ev's stack (created if new): 0, -1 unknown code, -2 out
+ * of memory. */
+static int path_node(fg *g, const mt_event *ev, uint32_t *at_node)
 {
     /* Names caller first, first occurrence of each only. */
     if (++g->gen == 0) {            /* generation wrapped: forget all marks */
@@ -268,7 +306,7 @@ static int on_alloc(fg *g, const mt_event *ev)
         }
         for (size_t k = 0; k < count; k++) {
             uint32_t nm = g->code_names[first + k];
-            if (g->seen[nm] == g->gen)
+            if (g->seen[nm] == g->gen || name_hidden(g, nm))
                 continue;
             g->seen[nm] = g->gen;
             if (grow_array(&g->path, &g->path_cap, len + 1, sizeof *g->path))
@@ -282,6 +320,16 @@ static int on_alloc(fg *g, const mt_event *ev)
         if (!at)
             return -2;
     }
+    *at_node = at;
+    return 0;
+}
+
+static int on_alloc(fg *g, const mt_event *ev)
+{
+    uint32_t at;
+    int e = path_node(g, ev, &at);
+    if (e)
+        return e;
     if (g->opt_live) {
         uint64_t v;
         if (g->v3 && u64map_del(&g->early_collect, (uint64_t)ev->id, &v))
@@ -446,6 +494,130 @@ static void fg_free(fg *g)
     u64map_free(&g->live_samples);
     u64map_free(&g->early_collect);
     free(g->path);
+    free(g->hidden);
+}
+
+/* ---- with filters: the analysis layer's scan decides each object ------ */
+
+typedef struct fg_scan {
+    fg *g;
+    mt_scan *sc;
+} fg_scan;
+
+static int scan_alloc(void *ctx, const mt_event *ev, uint32_t *user)
+{
+    fg_scan *fs = ctx;
+    fs->g->r = fs->sc->reader;
+    fs->g->err = path_node(fs->g, ev, user);
+    return fs->g->err;
+}
+
+static int scan_object(void *ctx, const mt_object *o)
+{
+    fg_scan *fs = ctx;
+    node *nd = &fs->g->nodes[o->user];
+    nd->count = ocaml_add(nd->count, o->nsamples);
+    return 0;
+}
+
+/* Fill the trie with the objects passing f. Returns MT_OK or an error
+ * status with the message printed; on success *sc holds the open scan (its
+ * reader's info is needed for --bytes) for the caller to free. */
+static int scan_filtered(fg *g, const mt_filter *f, const char *path, mt_scan *sc)
+{
+    cli_progress prog;
+    int64_t peak = 0;
+    if (f->live_mode == MT_LIVE_PEAK) {     /* a first pass finds the peak */
+        mt_timeline tl;
+        mt_scan first = {0};
+        if (mt_timeline_init(&tl)) {
+            cli_error("flamegraph", "out of memory");
+            return MT_ERR_NOMEM;
+        }
+        first.filter = f;
+        first.live_at = -1;
+        first.timeline = &tl;
+        first.diag = cli_print_diag;
+        progress_start(&prog, "memtrace flamegraph (peak)", path);
+        first.tick = progress_tick_fn;
+        first.tick_ctx = &prog;
+        int st = mt_scan_run(&first, path);
+        progress_done(&prog);
+        if (st != MT_OK)
+            cli_error("flamegraph", "%s: %s", path, first.err);
+        int64_t live;
+        mt_timeline_peak(&tl, &peak, &live);
+        mt_timeline_free(&tl);
+        mt_scan_free(&first);
+        if (st != MT_OK)
+            return st;
+    }
+    fg_scan fs = {g, sc};
+    sc->filter = f;
+    sc->live_at = mt_filter_live_at(f, peak);
+    sc->need_stacks = 1;
+    sc->on_alloc = scan_alloc;
+    sc->on_object = scan_object;
+    sc->ctx = &fs;
+    sc->diag = f->live_mode == MT_LIVE_PEAK ? NULL : cli_print_diag;
+    progress_start(&prog, "memtrace flamegraph", path);
+    sc->tick = progress_tick_fn;
+    sc->tick_ctx = &prog;
+    int st = mt_scan_run(sc, path);
+    progress_done(&prog);
+    if (g->err == -1)
+        cli_error("flamegraph", "%s: invalid location code %08llx (no location "
+                  "event defines it)", path, (unsigned long long)g->bad_code);
+    else if (g->err)
+        cli_error("flamegraph", "out of memory");
+    else if (st != MT_OK)
+        cli_error("flamegraph", "%s: %s", path, sc->err);
+    return g->err ? MT_ERR_FORMAT : st;
+}
+
+/* The command with filters: same trie and output, objects decided by the
+ * analysis layer (--live-at-end becomes --live-at end). */
+static int run_filtered(fg *g, mt_filter *f, const char *path, int opt_bytes)
+{
+    if (g->opt_live) {
+        if (f->live_mode != MT_LIVE_ANY && f->live_mode != MT_LIVE_END) {
+            mt_filter_free(f);
+            return cli_usage_error("flamegraph", "--live-at-end contradicts --live-at");
+        }
+        f->live_mode = MT_LIVE_END;
+        g->opt_live = 0;
+    }
+    g->filter = f;
+    mt_out o;
+    int rc = EXIT_DATA;
+    g->nodes_cap = 1024;
+    g->nodes = calloc(g->nodes_cap, sizeof *g->nodes);   /* [0]: the root */
+    g->nnodes = 1;
+    if (!g->nodes || out_init(&o, STDOUT_FILENO)) {
+        cli_error("flamegraph", "out of memory");
+        fg_free(g);
+        mt_filter_free(f);
+        return EXIT_DATA;
+    }
+    mt_scan sc = {0};
+    if (scan_filtered(g, f, path, &sc) == MT_OK) {
+        const mt_trace_info *info = sc.info;
+        double bps = (double)(info->word_size / 8) / info->sample_rate;
+        if (sort_children(g) || print_trie(g, &o, opt_bytes, bps))
+            cli_error("flamegraph", "out of memory");
+        else
+            rc = EXIT_OK;
+    }
+    out_flush(&o);
+    if (rc == EXIT_OK && o.err) {
+        cli_error("flamegraph", "writing output: %s", strerror(o.err));
+        rc = EXIT_DATA;
+    }
+    out_free(&o);
+    mt_scan_free(&sc);
+    fg_free(g);
+    mt_filter_free(f);
+    return rc;
 }
 
 int cmd_flamegraph(int argc, char **argv)
@@ -454,9 +626,22 @@ int cmd_flamegraph(int argc, char **argv)
     int opt_bytes = 0;
     fg g;
     memset(&g, 0, sizeof g);
+    mt_filter f;
+    mt_filter_init(&f);
+    char ferr[256];
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
+        int k = mt_filter_parse_arg(&f, argc, argv, &i, ferr, sizeof ferr);
+        if (k < 0) {
+            mt_filter_free(&f);
+            return cli_usage_error("flamegraph", "%s", ferr);
+        }
+        if (k > 0) {
+            i--;                        /* the loop's i++ steps past it */
+            continue;
+        }
         if (cli_is_help(a)) {
+            mt_filter_free(&f);
             usage_flamegraph(stdout);
             return EXIT_OK;
         }
@@ -468,15 +653,20 @@ int cmd_flamegraph(int argc, char **argv)
             g.opt_inverted = 1;
         else if (strcmp(a, "--live-at-end") == 0)
             g.opt_live = 1;
-        else if (a[0] == '-' && a[1] != 0)
-            return cli_usage_error("flamegraph", "unknown option '%s'", a);
-        else if (path)
-            return cli_usage_error("flamegraph", "expected one TRACE, got more");
-        else
+        else if ((a[0] == '-' && a[1] != 0) || path) {
+            mt_filter_free(&f);
+            return a[0] == '-' && a[1] != 0
+                       ? cli_usage_error("flamegraph", "unknown option '%s'", a)
+                       : cli_usage_error("flamegraph", "expected one TRACE, got more");
+        } else
             path = a;
     }
-    if (!path)
+    if (!path) {
+        mt_filter_free(&f);
         return cli_usage_error("flamegraph", "missing TRACE argument");
+    }
+    if (mt_filter_active(&f))
+        return run_filtered(&g, &f, path, opt_bytes);
 
     mt_reader_options opt = {0};
     opt.diag = cli_print_diag;
