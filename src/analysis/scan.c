@@ -339,6 +339,8 @@ typedef struct code_info {
 } code_info;
 
 #define MAX_NEEDLES 64
+#define DM_BITS 12
+#define DM_SIZE (1u << DM_BITS)
 
 typedef struct scan_priv {
     ltab live;
@@ -348,6 +350,8 @@ typedef struct scan_priv {
     code_info *codes;
     size_t ncodes, codes_cap;
     u64map code_ids;            /* location code -> codes index */
+    uint64_t dm_code[DM_SIZE];  /* direct-mapped cache in front of code_ids */
+    uint32_t dm_idx[DM_SIZE];   /* codes index + 1; 0: empty */
     uint64_t *cum;              /* running OR of masks of the last backtrace */
     size_t cum_cap, prev_len;
     int prev_domain, have_prev;
@@ -368,9 +372,15 @@ static int hidden(const mt_filter *f, const char *fn)
 static const code_info *info_of(mt_scan *s, uint64_t code)
 {
     scan_priv *p = s->priv;
+    size_t d = (size_t)((code * 0x9E3779B97F4A7C15ULL) >> (64 - DM_BITS));
+    if (p->dm_idx[d] && p->dm_code[d] == code)
+        return &p->codes[p->dm_idx[d] - 1];
     const uint64_t *k = u64map_get(&p->code_ids, code);
-    if (k)
+    if (k) {
+        p->dm_code[d] = code;
+        p->dm_idx[d] = (uint32_t)*k + 1;
         return &p->codes[*k];
+    }
     const mt_location *l;
     size_t n;
     if (mt_reader_locations(s->reader, code, &l, &n) != MT_OK) {
