@@ -238,8 +238,6 @@ void mt_site_report_free(mt_site_report *r);
 
 /* Bytes with binary units ("512 B", "1.5 KiB", "3.20 MiB"). */
 void mt_fmt_bytes(char *buf, size_t n, double bytes);
-/* s as a JSON string literal, quotes included (malloc'd; NULL: no memory). */
-char *mt_json_quote(const char *s);
 /* Seconds with a sensible number of decimals ("0.000123 s" ... "3600.0 s"). */
 void mt_fmt_secs(char *buf, size_t n, int64_t us);
 

@@ -142,36 +142,6 @@ void mt_sites_free(mt_sites *t)
     memset(t, 0, sizeof *t);
 }
 
-char *mt_json_quote(const char *s)
-{
-    size_t n = 3;
-    for (const char *p = s; *p; p++)
-        n += 6;
-    char *out = malloc(n), *q = out;
-    if (!out)
-        return NULL;
-    *q++ = '"';
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\') {
-            *q++ = '\\';
-            *q++ = (char)*p;
-        } else if (*p == '\n') {
-            *q++ = '\\';
-            *q++ = 'n';
-        } else if (*p == '\t') {
-            *q++ = '\\';
-            *q++ = 't';
-        } else if (*p < 0x20) {
-            q += sprintf(q, "\\u%04x", *p);
-        } else {
-            *q++ = (char)*p;
-        }
-    }
-    *q++ = '"';
-    *q = 0;
-    return out;
-}
-
 /* ---- the two-pass driver ------------------------------------------------ */
 
 static int on_site_obj(void *ctx, const mt_object *o)

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "util/json.h"
 #include "cli/progress.h"
 #include "util/u64map.h"
 
@@ -363,49 +364,6 @@ static void print_text(FILE *out, const result *res, const check_state *s)
             fputs(")\n", out);
         }
     }
-}
-
-/* A JSON string; bytes that are not valid UTF-8 become U+FFFD. */
-static void json_str(FILE *out, const char *str)
-{
-    const unsigned char *p = (const unsigned char *)str;
-    fputc('"', out);
-    while (*p) {
-        unsigned c = *p;
-        if (c == '"' || c == '\\') {
-            fputc('\\', out);
-            fputc((int)c, out);
-            p++;
-        } else if (c < 0x20 || c == 0x7f) {
-            fprintf(out, "\\u%04x", c);
-            p++;
-        } else if (c < 0x80) {
-            fputc((int)c, out);
-            p++;
-        } else {
-            size_t n = c >= 0xc2 && c < 0xe0 ? 2 : c >= 0xe0 && c < 0xf0 ? 3
-                       : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
-            size_t k = 1;
-            while (n && k < n && (p[k] & 0xc0) == 0x80)
-                k++;
-            int ok = n && k == n;
-            if (ok && n == 3) {
-                unsigned cp = ((c & 0x0fu) << 12) | ((p[1] & 0x3fu) << 6);
-                ok = cp >= 0x800 && (cp < 0xd800 || cp > 0xdfff);
-            } else if (ok && n == 4) {
-                unsigned cp = ((c & 0x07u) << 18) | ((p[1] & 0x3fu) << 12);
-                ok = cp >= 0x10000 && cp <= 0x10ffff;
-            }
-            if (ok) {
-                fwrite(p, 1, n, out);
-                p += n;
-            } else {
-                fputs("\\ufffd", out);
-                p++;
-            }
-        }
-    }
-    fputc('"', out);
 }
 
 static void print_json(FILE *out, const result *res, const check_state *s)

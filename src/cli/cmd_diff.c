@@ -11,6 +11,7 @@
 
 #include "analysis/analysis.h"
 #include "cli/cli.h"
+#include "util/json.h"
 #include "cli/output.h"
 #include "cli/progress.h"
 
@@ -209,7 +210,7 @@ int cmd_diff(int argc, char **argv)
     double ta0 = est(&r[0], r[0].sites.total.alloc), ta1 = est(&r[1], r[1].sites.total.alloc);
     double te0 = est(&r[0], r[0].sites.total.end), te1 = est(&r[1], r[1].sites.total.end);
     if (json) {
-        char *q0 = mt_json_quote(paths[0]), *q1 = mt_json_quote(paths[1]);
+        char *q0 = json_quote(paths[0]), *q1 = json_quote(paths[1]);
         out_printf(&o, "{\n  \"base\": %s,\n  \"new\": %s,\n  \"total\": {\"base_allocated_bytes\": %.17g, "
                  "\"new_allocated_bytes\": %.17g, \"delta_allocated_bytes\": %.17g, "
                  "\"base_end_bytes\": %.17g, \"new_end_bytes\": %.17g, \"delta_end_bytes\": %.17g},\n"
@@ -219,7 +220,7 @@ int cmd_diff(int argc, char **argv)
         free(q1);
         for (size_t i = 0; i < shown; i++) {
             const row *w = &rows[i];
-            char *n = mt_json_quote(w->name);
+            char *n = json_quote(w->name);
             out_printf(&o, "%s\n    {\"site\": %s, \"base_allocated_bytes\": %.17g, "
                      "\"new_allocated_bytes\": %.17g, \"delta_allocated_bytes\": %.17g, "
                      "\"base_end_bytes\": %.17g, \"new_end_bytes\": %.17g, \"delta_end_bytes\": %.17g}",

@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "util/json.h"
 #include "cli/ocaml_int.h"
 #include "cli/progress.h"
 #include "util/u64map.h"
@@ -274,61 +275,6 @@ static void print_stats(FILE *out, const report *r)
 }
 
 /* ---- JSON ------------------------------------------------------------- */
-
-/* A JSON string: UTF-8 kept, control characters escaped, bytes that are
- * not valid UTF-8 replaced by U+FFFD (so the output always parses). */
-static void json_str(FILE *out, const char *s)
-{
-    if (!s) {
-        fputs("null", out);
-        return;
-    }
-    const unsigned char *p = (const unsigned char *)s;
-    fputc('"', out);
-    while (*p) {
-        unsigned c = *p;
-        if (c == '"' || c == '\\') {
-            fputc('\\', out);
-            fputc((int)c, out);
-            p++;
-        } else if (c < 0x20 || c == 0x7f) {
-            switch (c) {
-            case '\n': fputs("\\n", out); break;
-            case '\t': fputs("\\t", out); break;
-            case '\r': fputs("\\r", out); break;
-            default: fprintf(out, "\\u%04x", c); break;
-            }
-            p++;
-        } else if (c < 0x80) {
-            fputc((int)c, out);
-            p++;
-        } else {
-            /* length and validity of a UTF-8 sequence */
-            size_t n = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c < 0xe0 ? 2 : 0;
-            if (c > 0xf4)
-                n = 0;
-            size_t k = 1;
-            while (n && k < n && (p[k] & 0xc0) == 0x80)
-                k++;
-            int ok = n && k == n;
-            if (ok && n == 3) {
-                unsigned cp = ((c & 0x0fu) << 12) | ((p[1] & 0x3fu) << 6);
-                ok = cp >= 0x800 && (cp < 0xd800 || cp > 0xdfff);
-            } else if (ok && n == 4) {
-                unsigned cp = ((c & 0x07u) << 18) | ((p[1] & 0x3fu) << 12);
-                ok = cp >= 0x10000 && cp <= 0x10ffff;
-            }
-            if (ok) {
-                fwrite(p, 1, n, out);
-                p += n;
-            } else {
-                fputs("\\ufffd", out);
-                p++;
-            }
-        }
-    }
-    fputc('"', out);
-}
 
 static void json_num(FILE *out, double v)
 {

@@ -11,6 +11,7 @@
 
 #include "analysis/analysis.h"
 #include "cli/cli.h"
+#include "util/json.h"
 #include "cli/output.h"
 #include "cli/progress.h"
 
@@ -206,7 +207,7 @@ int cmd_live(int argc, char **argv)
             maxlive = a - c;
     }
     if (json) {
-        char *q = mt_json_quote(path), *e = mt_json_quote(exe);
+        char *q = json_quote(path), *e = json_quote(exe);
         out_printf(&o, "{\n  \"trace\": %s,\n  \"executable\": %s,\n  \"pid\": %lld,\n"
                  "  \"sample_rate\": %.17g,\n  \"word_size\": %d,\n"
                  "  \"duration_s\": %.6f,\n  \"resolution_s\": %.6f,\n"

@@ -12,6 +12,7 @@
 
 #include "analysis/analysis.h"
 #include "cli/cli.h"
+#include "util/json.h"
 #include "cli/output.h"
 #include "cli/progress.h"
 
@@ -112,7 +113,7 @@ static void report(mt_out *o, const mt_site_report *r, const char *path,
     double total = bytes(r, t->total.alloc);
     static const char *const sorts[] = {"allocated", "peak", "end"};
     if (json) {
-        char *q = mt_json_quote(path), *e = mt_json_quote(r->executable);
+        char *q = json_quote(path), *e = json_quote(r->executable);
         out_printf(o, "{\n  \"trace\": %s,\n  \"executable\": %s,\n  \"pid\": %lld,\n"
                 "  \"sample_rate\": %.17g,\n  \"word_size\": %d,\n"
                 "  \"duration_s\": %.6f,\n  \"peak_time_s\": %.6f,\n"
@@ -125,7 +126,7 @@ static void report(mt_out *o, const mt_site_report *r, const char *path,
         json_site(o, r, &t->total, total);
         out_printf(o, ", \"sites\": %zu},\n  \"sites\": [", t->n);
         for (size_t i = 0; i < shown; i++) {
-            char *n = mt_json_quote(t->v[i].name);
+            char *n = json_quote(t->v[i].name);
             out_printf(o, "%s\n    {\"site\": %s, ", i ? "," : "", n ? n : "null");
             free(n);
             json_site(o, r, &t->v[i], total);
