@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "util/grow.h"
+#include "util/json.h"
 #include "cli/cli.h"
 #include "cli/ocaml_int.h"
 #include "cli/progress.h"
@@ -73,6 +74,11 @@ void usage_hotspots(FILE *out)
             "packets are reported on standard error. TRACE '-' reads standard input.\n"
             "\n"
             "Options:\n"
+            "  --json       the same report as one JSON object: executable, pid,\n"
+            "               samples, bytes, and 'hot': functions with file, bytes,\n"
+            "               percent, every allocation site (line, start, end,\n"
+            "               samples) and callers (function, bytes,\n"
+            "               percent_of_caller)\n"
             "  -h, --help   show this help\n"
             "\n"
             "Exit status: 0 success, 1 malformed trace, unknown location code or\n"
@@ -466,7 +472,16 @@ static int32_t hot_find(const hot_tbl *t, uint32_t al)
     return -1;
 }
 
-static int report(hs *h, mt_out *o, const mt_trace_info *info)
+/* JSON string of s into o. */
+static void out_json(mt_out *o, const char *s)
+{
+    char *q = json_quote(s);
+    out_str(o, q ? q : "null");
+    free(q);
+}
+
+/* The report: the reference's text, or with json the same facts as JSON. */
+static int report(hs *h, mt_out *o, const mt_trace_info *info, int json)
 {
     const double wordsize = 8.;   /* the reference's constant, any trace */
     const double total = (double)h->total;
@@ -476,10 +491,18 @@ static int report(hs *h, mt_out *o, const mt_trace_info *info)
     sitem *list = NULL;
     size_t list_cap = 0;
 
-    out_printf(o, "Trace for %s [%lld]:\n   %lld samples of ", info->executable_name,
-         (long long)info->pid, (long long)h->total);
-    print_bytes(o, total / info->sample_rate * wordsize);
-    out_str(o, " allocations\n\n");
+    if (json) {
+        out_str(o, "{\"executable\": ");
+        out_json(o, info->executable_name);
+        out_printf(o, ", \"pid\": %lld, \"samples\": %lld, \"bytes\": %.17g, \"hot\": [",
+                   (long long)info->pid, (long long)h->total,
+                   total / info->sample_rate * wordsize);
+    } else {
+        out_printf(o, "Trace for %s [%lld]:\n   %lld samples of ", info->executable_name,
+             (long long)info->pid, (long long)h->total);
+        print_bytes(o, total / info->sample_rate * wordsize);
+        out_str(o, " allocations\n\n");
+    }
 
     direct = malloc((h->nfuncs + 1) * sizeof *direct);
     all = malloc((h->nfuncs + 1) * sizeof *all);
@@ -539,8 +562,17 @@ static int report(hs *h, mt_out *o, const mt_trace_info *info)
         hot *hx = &t.v[list[s].a];
         const func *al = &h->funcs[hx->al];
         double d = (double)direct[hx->al];
-        print_bytes(o, d / info->sample_rate * wordsize);
-        out_printf(o, " (%4.1f%%) at %s (%s:", 100. * (d / total), al->name, al->filename);
+        if (json) {
+            out_str(o, s ? ", {\"function\": " : "{\"function\": ");
+            out_json(o, al->name);
+            out_str(o, ", \"file\": ");
+            out_json(o, al->filename);
+            out_printf(o, ", \"bytes\": %.17g, \"percent\": %.17g, \"sites\": [",
+                       d / info->sample_rate * wordsize, 100. * (d / total));
+        } else {
+            print_bytes(o, d / info->sample_rate * wordsize);
+            out_printf(o, " (%4.1f%%) at %s (%s:", 100. * (d / total), al->name, al->filename);
+        }
 
         size_t nl = 0;
         for (int32_t e = al->locs; e >= 0; e = h->entries[e].next) {
@@ -560,13 +592,17 @@ static int report(hs *h, mt_out *o, const mt_trace_info *info)
             const entry *e = &h->entries[locs[k].a];
             if (e->alloc_count <= 0)
                 continue;
-            if (printed < 3)
+            if (json)
+                out_printf(o, "%s{\"line\": %d, \"start\": %d, \"end\": %d, "
+                           "\"samples\": %lld}", printed ? ", " : "", e->line,
+                           e->start, e->end, (long long)e->alloc_count);
+            else if (printed < 3)
                 out_printf(o, "%s%d:%d-%d", printed ? ", " : "", e->line, e->start, e->end);
             else if (printed == 3)
                 out_str(o, "...");
             printed++;
         }
-        out_str(o, ")\n");
+        out_str(o, json ? "], \"callers\": [" : ")\n");
 
         /* The callers list was built by prepending during the iteration. */
         for (size_t k = 0; k < hx->ncallers; k++) {
@@ -581,6 +617,15 @@ static int report(hs *h, mt_out *o, const mt_trace_info *info)
             double fa = (double)all[c->a];
             if (!(fa / total > 0.005))
                 continue;
+            if (json) {
+                out_str(o, first ? "{\"function\": " : ", {\"function\": ");
+                out_json(o, h->funcs[c->a].name);
+                out_printf(o, ", \"bytes\": %.17g, \"percent_of_caller\": %.17g}",
+                           (double)c->b / info->sample_rate * wordsize,
+                           100. * ((double)c->b / fa));
+                first = 0;
+                continue;
+            }
             if (first)
                 out_str(o, "      including:\n");
             first = 0;
@@ -589,10 +634,12 @@ static int report(hs *h, mt_out *o, const mt_trace_info *info)
             out_printf(o, " via %s (%.0f%% of this)\n", h->funcs[c->a].name,
                  100. * ((double)c->b / fa));
         }
-        out_str(o, "\n");
+        out_str(o, json ? "]}" : "\n");
         out_maybe_flush(o);
     }
     free(locs);
+    if (json)
+        out_str(o, "]}\n");
     rc = 0;
 done:
     for (size_t i = 0; i < t.n; i++)
@@ -622,10 +669,15 @@ static void hs_free(hs *h)
 int cmd_hotspots(int argc, char **argv)
 {
     const char *path = NULL;
+    int json = 0;
     for (int i = 1; i < argc; i++) {
         if (cli_is_help(argv[i])) {
             usage_hotspots(stdout);
             return EXIT_OK;
+        }
+        if (strcmp(argv[i], "--json") == 0) {
+            json = 1;
+            continue;
         }
         if (argv[i][0] == '-' && argv[i][1] != 0)
             return cli_usage_error("hotspots", "unknown option '%s'", argv[i]);
@@ -671,7 +723,7 @@ int cmd_hotspots(int argc, char **argv)
         cli_error("hotspots", "%s: %s", path, mt_reader_error(r));
         rc = EXIT_DATA;
     }
-    if (rc == EXIT_OK && report(h, &o, mt_reader_info(r))) {
+    if (rc == EXIT_OK && report(h, &o, mt_reader_info(r), json)) {
         cli_error("hotspots", "out of memory");
         rc = EXIT_DATA;
     }
