@@ -30,6 +30,7 @@
 #include "cli/output.h"
 #include "cli/progress.h"
 #include "util/grow.h"
+#include "util/hash.h"
 #include "util/u64map.h"
 
 void usage_flamegraph(FILE *out)
@@ -130,14 +131,6 @@ typedef struct fg {
     uint64_t bad_code;
 } fg;
 
-static inline uint64_t str_hash(const char *s, size_t n)
-{
-    uint64_t h = 1469598103934665603ULL;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
-    return h;
-}
-
 static int name_slots_grow(fg *g)
 {
     size_t cap = g->name_slots_cap ? g->name_slots_cap * 2 : 1024;
@@ -145,7 +138,7 @@ static int name_slots_grow(fg *g)
     if (!s)
         return -1;
     for (size_t i = 0; i < g->nnames; i++) {
-        size_t j = str_hash(g->text + g->names[i].off, g->names[i].len) & (cap - 1);
+        size_t j = fnv1a(FNV_OFFSET, g->text + g->names[i].off, g->names[i].len) & (cap - 1);
         while (s[j])
             j = (j + 1) & (cap - 1);
         s[j] = (uint32_t)i + 1;
@@ -162,7 +155,7 @@ static int64_t intern(fg *g, const char *s, size_t n)
     if ((g->nnames + 1) * 2 > g->name_slots_cap && name_slots_grow(g))
         return -1;
     size_t mask = g->name_slots_cap - 1;
-    size_t j = str_hash(s, n) & mask;
+    size_t j = fnv1a(FNV_OFFSET, s, n) & mask;
     for (; g->name_slots[j]; j = (j + 1) & mask) {
         const name_rec *nr = &g->names[g->name_slots[j] - 1];
         if (nr->len == n && memcmp(g->text + nr->off, s, n) == 0)

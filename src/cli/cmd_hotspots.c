@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "util/grow.h"
+#include "util/hash.h"
 #include "util/json.h"
 #include "cli/cli.h"
 #include "cli/ocaml_int.h"
@@ -134,13 +135,6 @@ typedef struct hs {
     uint64_t bad_code;
 } hs;
 
-static inline uint64_t str_hash(uint64_t h, const char *s)
-{
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-    return h;
-}
-
 static int func_slots_grow(hs *h)
 {
     size_t cap = h->func_slots_cap ? h->func_slots_cap * 2 : 1024;
@@ -165,7 +159,8 @@ static int64_t get_func(hs *h, const char *filename, const char *name)
 {
     if ((h->nfuncs + 1) * 2 > h->func_slots_cap && func_slots_grow(h))
         return -1;
-    uint64_t hv = str_hash(str_hash(1469598103934665603ULL, filename) * 31 + 1, name);
+    uint64_t hv = fnv1a(FNV_OFFSET, filename, strlen(filename)) * 31 + 1;
+    hv = fnv1a(hv, name, strlen(name));
     size_t mask = h->func_slots_cap - 1, j = hv & mask;
     for (; h->func_slots[j]; j = (j + 1) & mask) {
         const func *f = &h->funcs[h->func_slots[j] - 1];

@@ -13,9 +13,6 @@
 #include <stdint.h>
 #include <string.h>
 
-/* Largest encoded vint. */
-#define MT_VINT_MAX 9
-
 static inline uint16_t mt_ld16(const uint8_t *p) { uint16_t v; memcpy(&v, p, 2); return v; }
 static inline uint32_t mt_ld32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
 static inline uint64_t mt_ld64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return v; }
