@@ -275,8 +275,12 @@ int mt_writer_alloc(mt_writer *w, int64_t time, int64_t length,
         return MT_ERR_ARG;
     if (w->status)
         return w->status;
-    if ((unsigned)source > MT_SOURCE_EXTERNAL || (n && !cs))
-        return MT_ERR_ARG;              /* rejected without writing anything */
+    if ((unsigned)source > MT_SOURCE_EXTERNAL || (n && !cs)) {
+        /* rejected without writing anything; the writer stays usable */
+        snprintf(w->err, sizeof w->err, "invalid source %u or NULL callstack",
+                 (unsigned)source);
+        return MT_ERR_ARG;
+    }
 
     /* Common suffix with the previous callstack (spec 8.5). The previous
      * callstack is kept callee first and right-aligned in w->prev, so both

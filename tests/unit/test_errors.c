@@ -187,6 +187,9 @@ static void test_writer_errors(void)
     /* an id not yet allocated: refused, nothing written, writer still usable */
     CHECK_EQ(mt_writer_promote(w, (int64_t)T0 + 2, 1), MT_ERR_ARG);
     CHECK(strstr(mt_writer_error(w), "Invalid ID in promotion") != NULL);
+    CHECK_EQ(mt_writer_alloc(w, (int64_t)T0 + 2, 2, 1, (mt_source)7, cs, 2,
+                             locate_ok, NULL, NULL), MT_ERR_ARG);
+    CHECK(strstr(mt_writer_error(w), "invalid source 7") != NULL);
     CHECK_EQ(mt_writer_collect(w, (int64_t)T0 + 2, 0), MT_OK);
     CHECK_EQ(mt_writer_close(w), MT_OK);
     free(s.p);
