@@ -12,6 +12,14 @@
  *    mostly the innermost 1-4 frames change (hot loops), sometimes deeper
  *    excursions; depth stays within 20..80 frames; children are picked with
  *    a skewed distribution so paths recur (the codec's predictor hits);
+ *  - a program has a bounded set of call stacks (the OCaml compiler's corpus
+ *    trace: 21 thousand distinct folded stacks in 84 thousand allocations),
+ *    where an unbounded random walk makes almost every stack new (12 million
+ *    distinct in 18 million allocations, a 14 GB flame graph). So the walk
+ *    runs for the first RECORD_LEN allocations and its stacks are recorded;
+ *    afterwards the program replays stretches of that record, jumping to a
+ *    random place every ~JUMP_EVERY allocations: the same moves between
+ *    stacks, depths and shared prefixes, at most RECORD_LEN distinct stacks;
  *  - ~80% short minor allocations (1..16 words), the rest long minor, major
  *    and external ones;
  *  - a minor-GC model: every 100-400 allocations the minor allocations since
@@ -45,6 +53,8 @@
 #define MAX_CHILD 6
 #define MIN_DEPTH 20
 #define MAX_DEPTH 80
+#define RECORD_LEN 100000 /* allocations walked freely, then replayed */
+#define JUMP_EVERY 2000   /* mean replayed stretch, in allocations */
 #define CODE_BASE 0x2AAA00000000ull /* codes look like (address >> 1) */
 #define CODE_STRIDE_SHIFT 12
 #define START_TIME 1764676800000000ll /* 2025-12-02 12:00:00 UTC, in us */
@@ -187,6 +197,9 @@ typedef struct gen {
     int depth;
     int prev_stack[MAX_DEPTH];
     int prev_depth;
+    uint16_t *record;     /* RECORD_LEN stacks of MAX_DEPTH codes */
+    uint8_t *record_depth;
+    size_t nrecord, replay; /* stacks recorded; next to replay */
     uint64_t cs[MAX_DEPTH]; /* callstack for the writer, callee first */
     uint64_t bt[MAX_DEPTH]; /* same, caller first (for the hash) */
     /* minor allocations since the last minor GC */
@@ -234,9 +247,19 @@ static void push_frame(gen *g)
     g->stack[g->depth++] = ci->child[k];
 }
 
-/* Move the call stack to the next allocation's stack. */
+/* Move the call stack to the next allocation's stack: a step of the walk
+ * (recorded) while the record has room, then the next recorded stack. */
 static void step_stack(gen *g)
 {
+    if (g->nrecord == RECORD_LEN) {
+        if (g->replay == RECORD_LEN || bench_rng_below(&g->rng, JUMP_EVERY) == 0)
+            g->replay = (size_t)bench_rng_below(&g->rng, RECORD_LEN);
+        const uint16_t *r = &g->record[g->replay * MAX_DEPTH];
+        g->depth = g->record_depth[g->replay++];
+        for (int i = 0; i < g->depth; i++)
+            g->stack[i] = r[i];
+        return;
+    }
     double u = bench_rng_unit(&g->rng);
     int pop, push;
     if (u < 0.08) {
@@ -262,6 +285,10 @@ static void step_stack(gen *g)
         push = MIN_DEPTH - g->depth + (int)bench_rng_below(&g->rng, 8);
     for (int i = 0; i < push; i++)
         push_frame(g);
+    uint16_t *r = &g->record[g->nrecord * MAX_DEPTH];
+    for (int i = 0; i < g->depth; i++)
+        r[i] = (uint16_t)g->stack[i];
+    g->record_depth[g->nrecord++] = (uint8_t)g->depth;
 }
 
 static void die_mt(const char *what, int rc, mt_writer *w)
@@ -585,6 +612,12 @@ int main(int argc, char **argv)
 
     g.time = START_TIME;
     g.st.hash = FNV_INIT;
+    g.record = malloc((size_t)RECORD_LEN * MAX_DEPTH * sizeof *g.record);
+    g.record_depth = malloc(RECORD_LEN);
+    if (!g.record || !g.record_depth) {
+        fprintf(stderr, "gen_trace: out of memory\n");
+        return 1;
+    }
     g.stack[0] = 0;
     g.depth = 1;
     while (g.depth < 40)

@@ -92,6 +92,32 @@ typedef struct node {
     uint32_t next_sibling;
 } node;
 
+/* A trie edge: the child of (parent, name). child 0 marks an empty slot
+ * (node 0 is the root, never a child). One slot is one cache line access. */
+typedef struct edge {
+    uint64_t key;               /* parent << 32 | name */
+    uint32_t child;
+    uint32_t pad;
+} edge;
+
+static inline size_t edge_hash(uint64_t key)
+{
+    key ^= key >> 33;                   /* murmur3's fmix64: parent and */
+    key *= 0xff51afd7ed558ccdull;       /* name both reach the low bits */
+    key ^= key >> 33;
+    key *= 0xc4ceb9fe1a85ec53ull;
+    return (size_t)(key ^ key >> 33);
+}
+
+/* A distinct backtrace: its 128-bit hash, its trie node and (without
+ * filters) the samples allocated with it. */
+typedef struct stack_ent {
+    uint64_t h[2];
+    uint32_t node;
+    uint32_t used;
+    int64_t count;              /* 63-bit wrapping sum */
+} stack_ent;
+
 typedef struct fg {
     mt_reader *r;
     int opt_lines, opt_inverted, opt_live;
@@ -102,8 +128,7 @@ typedef struct fg {
     size_t nnames, names_cap;
     uint32_t *name_slots;       /* open addressing: name id + 1, 0 = empty */
     size_t name_slots_cap;
-    uint32_t *seen;             /* per name: generation it was last used in */
-    uint32_t gen;
+    uint8_t *seen;              /* per name: 1 while on the current path */
     /* code -> (offset << 32 | count) into code_names */
     u64map codes;
     uint32_t *code_names;
@@ -111,7 +136,8 @@ typedef struct fg {
     /* the trie */
     node *nodes;
     size_t nnodes, nodes_cap;
-    u64map children;            /* parent << 32 | name -> child */
+    edge *edges;                /* open addressing on parent << 32 | name */
+    size_t edges_cap;           /* a power of two; nnodes - 1 edges in it  */
     /* --live-at-end: object id -> trie node, object id -> nsamples */
     u64map live_node, live_samples;
     /* v3 only: ids collected before their allocation was read. Domains
@@ -119,7 +145,16 @@ typedef struct fg {
      * allocation it refers to (spec 7.3); v2 readers reject that. */
     u64map early_collect;
     int v3;
-    /* per-alloc scratch */
+    /* distinct backtraces (see stack_of) */
+    stack_ent *stacks;
+    size_t nstacks, stacks_cap;
+    uint64_t *prev_codes;       /* the previous backtrace                    */
+    uint64_t (*prefix_hash)[2]; /* hashes of prev_codes[0..i]                */
+    size_t prev_len, prev_cap, prefix_hash_cap;
+    /* Every allocation of a single-domain trace reaches stack_of in order,
+     * so ev->common_prefix frames are those of the previous backtrace. */
+    int trust_prefix;
+    /* names of a new backtrace's path */
     uint32_t *path;
     size_t path_cap;
     /* filters (the scan engine's path) */
@@ -169,7 +204,7 @@ static int64_t intern(fg *g, const char *s, size_t n)
         if (!nr)
             return -1;
         g->names = nr;
-        uint32_t *sn = realloc(g->seen, cap * sizeof *sn);
+        uint8_t *sn = realloc(g->seen, cap * sizeof *sn);
         if (!sn)
             return -1;
         g->seen = sn;
@@ -236,13 +271,36 @@ static int code_frames(fg *g, uint64_t code, size_t *first, size_t *count)
     return 0;
 }
 
+static int edges_grow(fg *g)
+{
+    size_t cap = g->edges_cap ? g->edges_cap * 2 : 4096;
+    edge *t = calloc(cap, sizeof *t);
+    if (!t)
+        return -1;
+    for (size_t i = 0; i < g->edges_cap; i++) {
+        if (!g->edges[i].child)
+            continue;
+        size_t j = edge_hash(g->edges[i].key) & (cap - 1);
+        while (t[j].child)
+            j = (j + 1) & (cap - 1);
+        t[j] = g->edges[i];
+    }
+    free(g->edges);
+    g->edges = t;
+    g->edges_cap = cap;
+    return 0;
+}
+
 /* Child of parent named name, created on first use; 0 when out of memory. */
 static uint32_t child(fg *g, uint32_t parent, uint32_t name)
 {
     uint64_t key = (uint64_t)parent << 32 | name;
-    uint64_t *v = u64map_get(&g->children, key);
-    if (v)
-        return (uint32_t)*v;
+    if (g->nnodes * 2 > g->edges_cap && edges_grow(g))
+        return 0;
+    size_t mask = g->edges_cap - 1, j = edge_hash(key) & mask;
+    for (; g->edges[j].child; j = (j + 1) & mask)
+        if (g->edges[j].key == key)
+            return g->edges[j].child;
     if (g->nnodes >= UINT32_MAX ||
         grow_array(&g->nodes, &g->nodes_cap, g->nnodes + 1, sizeof *g->nodes))
         return 0;
@@ -253,8 +311,8 @@ static uint32_t child(fg *g, uint32_t parent, uint32_t name)
     nd->first_child = 0;
     nd->next_sibling = g->nodes[parent].first_child;
     g->nodes[parent].first_child = c;
-    if (u64map_put(&g->children, key, c))
-        return 0;
+    g->edges[j].key = key;
+    g->edges[j].child = c;
     return c;
 }
 
@@ -280,33 +338,35 @@ static int name_hidden(fg *g, uint32_t nm)
     return g->hidden[nm] == 2;
 }
 
-/* The trie node of ev's stack (created if new): 0, -1 unknown code, -2 out
- * of memory. */
+/* The trie node of ev's names (created if new): 0, -1 unknown code, -2 out
+ * of memory. Names caller first, the first occurrence of each only. */
 static int path_node(fg *g, const mt_event *ev, uint32_t *at_node)
 {
-    /* Names caller first, first occurrence of each only. */
-    if (++g->gen == 0) {            /* generation wrapped: forget all marks */
-        memset(g->seen, 0, g->nnames * sizeof *g->seen);
-        g->gen = 1;
-    }
     size_t len = 0;
-    for (size_t i = 0; i < ev->backtrace_len; i++) {
+    int e = 0;
+    for (size_t i = 0; i < ev->backtrace_len && !e; i++) {
         size_t first, count;
-        int e = code_frames(g, ev->backtrace[i], &first, &count);
+        e = code_frames(g, ev->backtrace[i], &first, &count);
         if (e) {
             g->bad_code = ev->backtrace[i];
-            return e;
+            break;
+        }
+        if (grow_array(&g->path, &g->path_cap, len + count, sizeof *g->path)) {
+            e = -2;
+            break;
         }
         for (size_t k = 0; k < count; k++) {
             uint32_t nm = g->code_names[first + k];
-            if (g->seen[nm] == g->gen || name_hidden(g, nm))
+            if (g->seen[nm] || name_hidden(g, nm))
                 continue;
-            g->seen[nm] = g->gen;
-            if (grow_array(&g->path, &g->path_cap, len + 1, sizeof *g->path))
-                return -2;
+            g->seen[nm] = 1;
             g->path[len++] = nm;
         }
     }
+    for (size_t k = 0; k < len; k++)
+        g->seen[g->path[k]] = 0;
+    if (e)
+        return e;
     uint32_t at = 0;
     for (size_t i = 0; i < len; i++) {
         at = child(g, at, g->path[g->opt_inverted ? len - 1 - i : i]);
@@ -317,12 +377,103 @@ static int path_node(fg *g, const mt_event *ev, uint32_t *at_node)
     return 0;
 }
 
-static int on_alloc(fg *g, const mt_event *ev)
+static inline uint64_t mix64(uint64_t h)
 {
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ull;
+    return h ^ h >> 33;
+}
+
+static int stacks_grow(fg *g)
+{
+    size_t cap = g->stacks_cap ? g->stacks_cap * 2 : 4096;
+    stack_ent *t = calloc(cap, sizeof *t);
+    if (!t)
+        return -1;
+    for (size_t i = 0; i < g->stacks_cap; i++) {
+        if (!g->stacks[i].used)
+            continue;
+        size_t j = g->stacks[i].h[0] & (cap - 1);
+        while (t[j].used)
+            j = (j + 1) & (cap - 1);
+        t[j] = g->stacks[i];
+    }
+    free(g->stacks);
+    g->stacks = t;
+    g->stacks_cap = cap;
+    return 0;
+}
+
+/* The entry of ev's backtrace in g->stacks (created with its trie node if
+ * new): sets *idx; 0, -1 unknown code, -2 out of memory.
+ *
+ * Walking the trie for every allocation costs a cache miss per name once
+ * the trie outgrows the cache (tens of seconds on the 320 MB benchmark
+ * trace). Instead a backtrace is identified by a 128-bit hash of its codes,
+ * kept for every prefix of the previous backtrace: consecutive backtraces
+ * share most of their callers, so only the ~3 new codes are hashed, and
+ * one probe finds the entry. Only a backtrace never seen before walks the
+ * trie. (Two distinct backtraces would have to collide in 128 bits to be
+ * confused: about n^2 / 2^129 for n distinct backtraces.) */
+static int stack_of(fg *g, const mt_event *ev, size_t *idx)
+{
+    size_t n = ev->backtrace_len;
+    const uint64_t *bt = ev->backtrace;
+    size_t p = 0;
+    size_t lim = n < g->prev_len ? n : g->prev_len;
+    if (g->trust_prefix)        /* the reader's own count: no compare */
+        p = ev->common_prefix < (int64_t)lim ? (size_t)ev->common_prefix : lim;
+    else
+        while (p < lim && bt[p] == g->prev_codes[p])
+            p++;
+    if (grow_array(&g->prev_codes, &g->prev_cap, n, sizeof *g->prev_codes) ||
+        grow_array(&g->prefix_hash, &g->prefix_hash_cap, n, sizeof *g->prefix_hash))
+        return -2;
+    uint64_t h0 = p ? g->prefix_hash[p - 1][0] : 0x6a09e667f3bcc908ull;
+    uint64_t h1 = p ? g->prefix_hash[p - 1][1] : 0xbb67ae8584caa73bull;
+    for (size_t i = p; i < n; i++) {
+        /* two independent chains; the second is cheaper, and the pair
+         * is only compared whole */
+        h0 = mix64(h0 ^ bt[i]);
+        h1 = (h1 + bt[i]) * 0x9e3779b97f4a7c15ull;
+        h1 ^= h1 >> 31;
+        g->prev_codes[i] = bt[i];
+        g->prefix_hash[i][0] = h0;
+        g->prefix_hash[i][1] = h1;
+    }
+    g->prev_len = n;
+    if ((g->nstacks + 1) * 2 > g->stacks_cap && stacks_grow(g))
+        return -2;
+    size_t mask = g->stacks_cap - 1, j = h0 & mask;
+    for (; g->stacks[j].used; j = (j + 1) & mask)
+        if (g->stacks[j].h[0] == h0 && g->stacks[j].h[1] == h1) {
+            *idx = j;
+            return 0;
+        }
     uint32_t at;
     int e = path_node(g, ev, &at);
     if (e)
         return e;
+    stack_ent *se = &g->stacks[j];
+    se->h[0] = h0;
+    se->h[1] = h1;
+    se->node = at;
+    se->used = 1;
+    se->count = 0;
+    g->nstacks++;
+    *idx = j;
+    return 0;
+}
+
+static int on_alloc(fg *g, const mt_event *ev)
+{
+    size_t idx;
+    int e = stack_of(g, ev, &idx);
+    if (e)
+        return e;
+    uint32_t at = g->stacks[idx].node;
     if (g->opt_live) {
         uint64_t v;
         if (g->v3 && u64map_del(&g->early_collect, (uint64_t)ev->id, &v))
@@ -331,7 +482,8 @@ static int on_alloc(fg *g, const mt_event *ev)
             u64map_put(&g->live_samples, (uint64_t)ev->id, (uint64_t)ev->nsamples))
             return -2;
     } else {
-        g->nodes[at].count = ocaml_add(g->nodes[at].count, ev->nsamples);
+        stack_ent *se = &g->stacks[idx];
+        se->count = ocaml_add(se->count, ev->nsamples);
     }
     return 0;
 }
@@ -482,11 +634,14 @@ static void fg_free(fg *g)
     u64map_free(&g->codes);
     free(g->code_names);
     free(g->nodes);
-    u64map_free(&g->children);
+    free(g->edges);
     u64map_free(&g->live_node);
     u64map_free(&g->live_samples);
     u64map_free(&g->early_collect);
     free(g->path);
+    free(g->stacks);
+    free(g->prev_codes);
+    free(g->prefix_hash);
     free(g->hidden);
 }
 
@@ -501,7 +656,10 @@ static int scan_alloc(void *ctx, const mt_event *ev, uint32_t *user)
 {
     fg_scan *fs = ctx;
     fs->g->r = fs->sc->reader;
-    fs->g->err = path_node(fs->g, ev, user);
+    size_t idx;
+    fs->g->err = stack_of(fs->g, ev, &idx);
+    if (!fs->g->err)
+        *user = fs->g->stacks[idx].node;
     return fs->g->err;
 }
 
@@ -685,6 +843,7 @@ int cmd_flamegraph(int argc, char **argv)
                                     : mt_reader_open_file(r, path);
     if (st == MT_OK) {
         g.v3 = mt_reader_info(r)->format_version >= 3;
+        g.trust_prefix = !g.v3;
         st = cli_scan(r, "memtrace flamegraph", path, on_event, &g);
     }
     if (g.err == -1) {
@@ -697,6 +856,12 @@ int cmd_flamegraph(int argc, char **argv)
     } else if (st != MT_EOF) {
         cli_error("flamegraph", "%s: %s", path, mt_reader_error(r));
         rc = EXIT_DATA;
+    }
+    for (size_t i = 0; rc == EXIT_OK && i < g.stacks_cap; i++) {
+        if (g.stacks[i].used) {
+            node *nd = &g.nodes[g.stacks[i].node];
+            nd->count = ocaml_add(nd->count, g.stacks[i].count);
+        }
     }
     if (rc == EXIT_OK && g.opt_live) {
         for (size_t i = 0; i < g.live_node.cap; i++) {
