@@ -1,0 +1,578 @@
+/*
+ * session.c - one tracing session per process: the trace file and its
+ * writer behind one lock taken only on the sampled path, the start from the
+ * environment (spec 10.4) or the in-process API, the background flusher,
+ * fork handling, and the sampled allocation / collection events.
+ *
+ * Never harm the program: a bad setting, a file that cannot be opened or a
+ * failed write prints one line on stderr and the program goes on untraced.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "memtrace/profiler.h"
+#include "profiler/profiler_int.h"
+
+#define EXPORT __attribute__((visibility("default")))
+#define INACTIVE_COUNTDOWN ((int64_t)1 << 20)  /* look again after 1 MiB */
+#define DEFAULT_RATE 1e-5
+
+int mt_active;
+uint32_t mt_epoch;
+double mt_coef;
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static mt_writer *writer;
+static int trace_fd = -1;
+static char trace_path[PATH_MAX];
+static char child_pattern[PATH_MAX];   /* follow-fork: path with %p       */
+static char context_buf[1024];
+static int have_context;
+static double session_rate;
+static int follow_fork;
+static int64_t last_time;
+static int dirty;                      /* events since the last flush     */
+static int flusher_started;
+static pthread_t flusher;
+static pthread_cond_t flusher_cond = PTHREAD_COND_INITIALIZER;
+
+static void say(const char *fmt, ...)
+{
+    char buf[PATH_MAX + 256];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf, sizeof buf - 1, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    if ((size_t)n > sizeof buf - 2)
+        n = (int)sizeof buf - 2;
+    buf[n++] = '\n';
+    ssize_t r = write(2, buf, (size_t)n);
+    (void)r;
+}
+
+static int64_t now_us(void)
+{
+    struct timeval tv;
+    gettimeofday(&tv, NULL);
+    int64_t t = (int64_t)tv.tv_sec * 1000000 + tv.tv_usec;
+    if (t < last_time)          /* the writer needs non-decreasing times */
+        t = last_time;
+    last_time = t;
+    return t;
+}
+
+/* Under the lock: a writer call failed. Stop tracing for good (a pid change
+ * in a forked child is silent, as in the reference). */
+static void writer_failed(int st)
+{
+    if (st != MT_ERR_PID_CHANGED)
+        say("memtrace: cannot write the trace %s: %s; tracing stopped",
+            trace_path, writer ? mt_writer_error(writer) : mt_status_name(st));
+    __atomic_store_n(&mt_active, 0, __ATOMIC_RELEASE);
+}
+
+/* ---- sampled path -------------------------------------------------------- */
+
+static int on_alt_stack(void)
+{
+    stack_t ss;
+    return sigaltstack(NULL, &ss) == 0 && (ss.ss_flags & SS_ONSTACK);
+}
+
+uint64_t mt_sample(void *ptr, size_t bytes, int external)
+{
+    mt_thread *t = &mt_self;
+    if (!__atomic_load_n(&mt_active, __ATOMIC_ACQUIRE)) {
+        t->countdown = INACTIVE_COUNTDOWN;
+        return 0;
+    }
+    uint32_t epoch = __atomic_load_n(&mt_epoch, __ATOMIC_ACQUIRE);
+    if (t->epoch != epoch) {    /* first look at this session: draw afresh */
+        t->epoch = epoch;
+        t->countdown = mt_sampler_draw(&t->rng, mt_coef) * 8;
+        return 0;
+    }
+    int64_t samples = 0;
+    while (t->countdown <= 0) {
+        t->countdown += mt_sampler_draw(&t->rng, mt_coef) * 8;
+        samples++;
+    }
+    /* Inside the profiler (its own allocations, or a signal handler that
+     * interrupted it), a failed allocation, or on a signal stack that may be
+     * too small for unwinding and symbolizing: the draws are spent, nothing
+     * is sampled (draws are memoryless, so the program's samples stay
+     * unbiased). */
+    if (t->busy || (!ptr && !external))
+        return 0;
+    t->busy = 1;
+    uint64_t token = 0;
+    if (on_alt_stack())
+        goto out;
+    uint64_t codes[MT_MAX_FRAMES];
+    size_t n = mt_unwind(codes, MT_MAX_FRAMES);
+    int64_t words = (int64_t)((bytes + 7) / 8);
+    pthread_mutex_lock(&lock);
+    if (mt_active && writer) {
+        int64_t id;
+        int st = mt_writer_alloc(writer, now_us(), words, samples,
+                                 MT_SOURCE_EXTERNAL, codes, n, mt_symbolize,
+                                 NULL, &id);
+        if (st == MT_OK) {
+            dirty = 1;
+            token = (uint64_t)id + 1;
+            if (ptr && mt_ptrtable_insert((uintptr_t)ptr, id) < 0)
+                token = 0;      /* no room: the object will look leaked */
+        } else {
+            writer_failed(st);
+        }
+    }
+    pthread_mutex_unlock(&lock);
+out:
+    t->busy = 0;
+    return token;
+}
+
+static void collect_id(int64_t id)
+{
+    if (mt_active && writer && id < mt_writer_next_id(writer)) {
+        int st = mt_writer_collect(writer, now_us(), id);
+        if (st == MT_OK)
+            dirty = 1;
+        else
+            writer_failed(st);
+    }
+}
+
+void mt_collect_ptr(void *ptr)
+{
+    mt_thread *t = &mt_self;
+    /* Inside the profiler, the lock may be this thread's own (a signal
+     * handler that interrupted the sampled path): the collect is lost and
+     * the object looks leaked, rather than a deadlock. */
+    if (t->busy)
+        return;
+    int was_busy = t->busy;
+    t->busy = 1;
+    pthread_mutex_lock(&lock);
+    int64_t id;
+    if (mt_ptrtable_remove((uintptr_t)ptr, &id))
+        collect_id(id);
+    pthread_mutex_unlock(&lock);
+    t->busy = was_busy;
+}
+
+/* ---- flusher ------------------------------------------------------------- */
+
+/* Writes what was buffered about once a second, so the trace of a long-lived
+ * program is never much older than that. It runs with every signal
+ * blocked, so the program's signals never land on it. */
+static void *flusher_main(void *arg)
+{
+    (void)arg;
+    mt_self.busy = 1;           /* its allocations are the profiler's */
+    pthread_mutex_lock(&lock);
+    for (;;) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_sec += 1;
+        pthread_cond_timedwait(&flusher_cond, &lock, &ts);
+        if (mt_active && writer && dirty) {
+            int st = mt_writer_flush(writer);
+            dirty = 0;
+            if (st != MT_OK)
+                writer_failed(st);
+        }
+    }
+    return NULL;
+}
+
+/* Under the lock. */
+static void start_flusher(void)
+{
+    if (flusher_started)
+        return;
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_attr_setstacksize(&attr, 256 * 1024);
+    if (pthread_create(&flusher, &attr, flusher_main, NULL) == 0)
+        flusher_started = 1;
+    pthread_attr_destroy(&attr);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+/* ---- start and stop ------------------------------------------------------ */
+
+static void set_err(char *errbuf, size_t size, const char *fmt, ...)
+{
+    if (!errbuf || !size)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(errbuf, size, fmt, ap);
+    va_end(ap);
+}
+
+static const char *exe_name(char *buf, size_t size)
+{
+    ssize_t k = readlink("/proc/self/exe", buf, size - 1);
+    if (k <= 0)
+        return "";
+    buf[k] = 0;
+    return buf;
+}
+
+/* Under the lock, with the thread's guard set. */
+static int start_locked(const char *path, double rate, const char *context,
+                        char *errbuf, size_t errbuf_size)
+{
+    if (!(rate > 0 && rate <= 1)) {
+        set_err(errbuf, errbuf_size, "sampling rate must be between 0 and 1");
+        return -1;
+    }
+    if (writer) {
+        set_err(errbuf, errbuf_size, "only one memtrace session may be active at a time");
+        return -1;
+    }
+    if (strlen(path) >= sizeof trace_path) {
+        set_err(errbuf, errbuf_size, "trace file name too long");
+        return -1;
+    }
+    int fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        set_err(errbuf, errbuf_size, "cannot open memtrace file %s: %s", path, strerror(errno));
+        return -1;
+    }
+    if (lockf(fd, F_TLOCK, 0) != 0) {
+        set_err(errbuf, errbuf_size, "cannot lock memtrace file %s: is another process using it?", path);
+        close(fd);
+        return -1;
+    }
+    if (ftruncate(fd, 0) != 0) {
+        /* ignored, as the reference does */
+    }
+    char exe[PATH_MAX], host[256] = "", params[128];
+    gethostname(host, sizeof host - 1);
+    snprintf(params, sizeof params, "memtrace-c %s native preload (unwinder %s)",
+             mt_version(), mt_unwind_name());
+    have_context = context && *context;
+    if (have_context)
+        snprintf(context_buf, sizeof context_buf, "%s", context);
+    mt_trace_info info = {0};
+    info.sample_rate = rate;
+    info.word_size = 64;
+    info.executable_name = exe_name(exe, sizeof exe);
+    info.host_name = host;
+    info.runtime_params = params;
+    info.pid = getpid();
+    last_time = 0;
+    info.start_time = now_us();
+    info.context = have_context ? context_buf : NULL;
+    char msg[256];
+    mt_writer *w = NULL;
+    int st = mt_writer_open_fd(&w, fd, &info, NULL, msg, sizeof msg);
+    if (st != MT_OK) {
+        set_err(errbuf, errbuf_size, "cannot write memtrace file %s: %s", path, msg);
+        close(fd);
+        return -1;
+    }
+    writer = w;
+    trace_fd = fd;
+    snprintf(trace_path, sizeof trace_path, "%s", path);
+    session_rate = rate;
+    mt_coef = mt_sampler_coef(rate);
+    dirty = 0;
+    __atomic_add_fetch(&mt_epoch, 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&mt_active, 1, __ATOMIC_RELEASE);
+    start_flusher();
+    return 0;
+}
+
+/* Under the lock. Returns 0 or -1 (the trace is incomplete). */
+static int stop_locked(void)
+{
+    if (!writer)
+        return -1;
+    __atomic_store_n(&mt_active, 0, __ATOMIC_RELEASE);
+    int st = mt_writer_finish(writer);
+    if (st != MT_OK && st != MT_ERR_PID_CHANGED && writer)
+        say("memtrace: cannot write the trace %s: %s", trace_path, mt_writer_error(writer));
+    mt_writer_close(writer);
+    writer = NULL;
+    close(trace_fd);
+    trace_fd = -1;
+    return st == MT_OK ? 0 : -1;
+}
+
+EXPORT int mt_profiler_start(const char *path, double rate, const char *context,
+                             char *errbuf, size_t errbuf_size)
+{
+    mt_thread *t = &mt_self;
+    int was_busy = t->busy;
+    t->busy = 1;
+    pthread_mutex_lock(&lock);
+    int r = start_locked(path, rate, context, errbuf, errbuf_size);
+    pthread_mutex_unlock(&lock);
+    t->busy = was_busy;
+    return r;
+}
+
+EXPORT int mt_profiler_stop(void)
+{
+    mt_thread *t = &mt_self;
+    int was_busy = t->busy;
+    t->busy = 1;
+    pthread_mutex_lock(&lock);
+    int r = stop_locked();
+    pthread_mutex_unlock(&lock);
+    t->busy = was_busy;
+    return r;
+}
+
+EXPORT int mt_profiler_active(void)
+{
+    return __atomic_load_n(&mt_active, __ATOMIC_ACQUIRE);
+}
+
+EXPORT int mt_profiler_flush(void)
+{
+    mt_thread *t = &mt_self;
+    int was_busy = t->busy, r = -1;
+    t->busy = 1;
+    pthread_mutex_lock(&lock);
+    if (mt_active && writer) {
+        int st = mt_writer_flush(writer);
+        dirty = 0;
+        if (st == MT_OK)
+            r = 0;
+        else
+            writer_failed(st);
+    }
+    pthread_mutex_unlock(&lock);
+    t->busy = was_busy;
+    return r;
+}
+
+EXPORT uint64_t mt_profiler_ext_alloc(size_t bytes)
+{
+    mt_thread *t = &mt_self;
+    t->countdown -= (int64_t)bytes;
+    if (MT_LIKELY(t->countdown > 0))
+        return 0;
+    return mt_sample(NULL, bytes, 1);
+}
+
+EXPORT void mt_profiler_ext_free(uint64_t token)
+{
+    if (!token || !mt_active)
+        return;
+    mt_thread *t = &mt_self;
+    int was_busy = t->busy;
+    t->busy = 1;
+    pthread_mutex_lock(&lock);
+    collect_id((int64_t)(token - 1));
+    pthread_mutex_unlock(&lock);
+    t->busy = was_busy;
+}
+
+/* ---- fork ---------------------------------------------------------------- */
+
+static void fork_prepare(void)
+{
+    mt_self.busy++;
+    pthread_mutex_lock(&lock);
+    if (mt_active && writer) {          /* the parent's trace is up to date */
+        int st = mt_writer_flush(writer);
+        dirty = 0;
+        if (st != MT_OK)
+            writer_failed(st);
+    }
+}
+
+static void fork_parent(void)
+{
+    pthread_mutex_unlock(&lock);
+    mt_self.busy--;
+}
+
+/* Expand %p in pattern to the pid. */
+static void expand(char *out, size_t size, const char *pattern, long pid)
+{
+    size_t o = 0;
+    for (const char *p = pattern; *p && o + 1 < size; p++) {
+        if (p[0] == '%' && p[1] == 'p') {
+            int k = snprintf(out + o, size - o, "%ld", pid);
+            if (k < 0 || (size_t)k >= size - o)
+                break;
+            o += (size_t)k;
+            p++;
+        } else {
+            out[o++] = *p;
+        }
+    }
+    out[o] = 0;
+}
+
+/* In the child, the only thread: the lock is re-created (another thread
+ * may have held it at the fork), the parent's writer dropped without
+ * writing (its pid check refuses), the flusher is gone. With follow-fork a
+ * new session writes the child's own trace. */
+static void fork_child(void)
+{
+    pthread_mutex_init(&lock, NULL);
+    flusher_started = 0;
+    mt_ptrtable_clear();
+    int was_active = mt_active && writer;
+    __atomic_store_n(&mt_active, 0, __ATOMIC_RELEASE);
+    if (writer) {
+        mt_writer_close(writer);        /* MT_ERR_PID_CHANGED, nothing written */
+        writer = NULL;
+        close(trace_fd);
+        trace_fd = -1;
+    }
+    if (was_active && follow_fork) {
+        char path[PATH_MAX], err[PATH_MAX + 128];
+        expand(path, sizeof path, child_pattern, (long)getpid());
+        if (start_locked(path, session_rate, have_context ? context_buf : NULL,
+                         err, sizeof err) < 0)
+            say("memtrace: %s; the child process %ld runs untraced", err, (long)getpid());
+    }
+    mt_self.busy--;
+}
+
+/* ---- start from the environment (spec 10.4) and exit ---------------------- */
+
+/* MEMTRACE_RATE: strtod syntax with '_' separators, leading blanks,
+ * nothing after the number, 0 < rate <= 1. */
+static int parse_rate(const char *s, double *out)
+{
+    char buf[128];
+    size_t o = 0;
+    for (const char *p = s; *p; p++)
+        if (*p != '_') {
+            if (o + 1 >= sizeof buf)
+                return -1;
+            buf[o++] = *p;
+        }
+    buf[o] = 0;
+    char *end;
+    errno = 0;
+    double r = strtod(buf, &end);
+    if (end == buf || *end || !(r > 0 && r <= 1))
+        return -1;
+    *out = r;
+    return 0;
+}
+
+static int env_flag(const char *name)
+{
+    const char *v = getenv(name);
+    return v && *v && strcmp(v, "0") != 0;
+}
+
+/* Remove this library from LD_PRELOAD (entries separated by ':' or ' '). */
+static void unpreload(void)
+{
+    const char *v = getenv("LD_PRELOAD");
+    if (!v)
+        return;
+    char out[4096];
+    size_t o = 0;
+    const char *p = v;
+    while (*p) {
+        size_t k = strcspn(p, ": ");
+        const char *slash = memrchr(p, '/', k);
+        const char *base = slash ? slash + 1 : p;
+        size_t bk = (size_t)(p + k - base);
+        int mine = bk == strlen("libmemtrace_preload.so") &&
+                   memcmp(base, "libmemtrace_preload.so", bk) == 0;
+        if (!mine && k > 0 && o + k + 2 < sizeof out) {
+            if (o)
+                out[o++] = ':';
+            memcpy(out + o, p, k);
+            o += k;
+        }
+        p += k;
+        if (*p)
+            p++;
+    }
+    out[o] = 0;
+    if (o)
+        setenv("LD_PRELOAD", out, 1);
+    else
+        unsetenv("LD_PRELOAD");
+}
+
+__attribute__((constructor)) static void mt_profiler_init(void)
+{
+    mt_self.busy++;
+    mt_unwind_init();
+    pthread_atfork(fork_prepare, fork_parent, fork_child);
+    const char *env = getenv("MEMTRACE");
+    if (!env || !*env) {
+        mt_self.busy--;
+        return;
+    }
+    char pattern[PATH_MAX], path[PATH_MAX];
+    snprintf(pattern, sizeof pattern, "%s", env);
+    double rate = DEFAULT_RATE;
+    const char *rs = getenv("MEMTRACE_RATE");
+    const char *context = getenv("MEMTRACE_CONTEXT");
+    int follow_exec = env_flag("MEMTRACE_FOLLOW_EXEC");
+    follow_fork = env_flag("MEMTRACE_FOLLOW_FORK");
+    /* Children (forked or exec'd, when followed) write name.PID.ctf, or
+     * expand %p in MEMTRACE. */
+    if (strstr(pattern, "%p")) {
+        snprintf(child_pattern, sizeof child_pattern, "%s", pattern);
+    } else {
+        size_t k = strlen(pattern);
+        if (k > 4 && strcmp(pattern + k - 4, ".ctf") == 0)
+            k -= 4;
+        snprintf(child_pattern, sizeof child_pattern, "%.*s.%%p.ctf", (int)k, pattern);
+    }
+    expand(path, sizeof path, pattern, (long)getpid());
+    if (follow_exec) {
+        setenv("MEMTRACE", child_pattern, 1);
+    } else {
+        setenv("MEMTRACE", "", 1);
+        unpreload();
+    }
+    if (rs && *rs && parse_rate(rs, &rate) < 0) {
+        say("memtrace: MEMTRACE_RATE=%s: the sampling rate must be a number between 0 and 1; "
+            "running untraced", rs);
+        mt_self.busy--;
+        return;
+    }
+    char err[PATH_MAX + 128];
+    pthread_mutex_lock(&lock);
+    int r = start_locked(path, rate, context, err, sizeof err);
+    pthread_mutex_unlock(&lock);
+    if (r < 0)
+        say("memtrace: %s; running untraced", err);
+    mt_self.busy--;
+}
+
+__attribute__((destructor)) static void mt_profiler_fini(void)
+{
+    mt_self.busy++;
+    pthread_mutex_lock(&lock);
+    if (writer)
+        stop_locked();
+    pthread_mutex_unlock(&lock);
+    mt_self.busy--;
+}

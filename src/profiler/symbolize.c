@@ -1,0 +1,316 @@
+/*
+ * symbolize.c - the locations of a code (a return address), resolved in
+ * the process with elfutils' libdw: the call instruction at code - 1, its
+ * chain of inlined functions as several locations (outermost first: the
+ * real function at the call site of its inlined callee, ..., the innermost
+ * inlined function at the instruction's own line), each with file, line,
+ * column and function name. Without debug information: the ELF symbol and
+ * the module's file name, line 0; an address in no known module: its hex
+ * value in a "[unknown]" file. A frame is never dropped.
+ *
+ * Results are cached per code and strings interned for the session, so the
+ * writer can be handed the same records every time it asks. All of it runs
+ * under the session lock, with the thread's re-entrancy guard set (libdw's
+ * own allocations are not sampled).
+ */
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "profiler/profiler_int.h"
+
+typedef struct entry {
+    uint64_t code;              /* 0 = empty */
+    mt_location *locs;
+    size_t n;
+} entry;
+
+static Dwfl *dwfl;
+static const Dwfl_Callbacks callbacks = {
+    .find_elf = dwfl_linux_proc_find_elf,
+    .find_debuginfo = dwfl_standard_find_debuginfo,
+};
+static struct timespec last_report;
+static entry *cache;
+static size_t cache_cap, cache_n;
+static char **strs;
+static size_t strs_cap, strs_n;
+
+static uint64_t hash_str(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+/* The interned copy of s (NULL if out of memory). */
+static const char *intern(const char *s)
+{
+    if ((strs_n + 1) * 2 > strs_cap) {
+        size_t ncap = strs_cap ? strs_cap * 2 : 256;
+        char **n = __libc_calloc(ncap, sizeof *n);
+        if (!n)
+            return NULL;
+        for (size_t i = 0; i < strs_cap; i++)
+            if (strs[i]) {
+                size_t j = hash_str(strs[i]) & (ncap - 1);
+                while (n[j])
+                    j = (j + 1) & (ncap - 1);
+                n[j] = strs[i];
+            }
+        __libc_free(strs);
+        strs = n;
+        strs_cap = ncap;
+    }
+    size_t j = hash_str(s) & (strs_cap - 1);
+    for (; strs[j]; j = (j + 1) & (strs_cap - 1))
+        if (strcmp(strs[j], s) == 0)
+            return strs[j];
+    size_t len = strlen(s) + 1;
+    char *c = __libc_malloc(len);
+    if (!c)
+        return NULL;
+    memcpy(c, s, len);
+    strs[j] = c;
+    strs_n++;
+    return c;
+}
+
+static void report(void)
+{
+    if (!dwfl) {
+        dwfl = dwfl_begin(&callbacks);
+        if (!dwfl)
+            return;
+        dwfl_report_begin(dwfl);
+    } else {
+        dwfl_report_begin_add(dwfl);
+    }
+    dwfl_linux_proc_report(dwfl, getpid());
+    dwfl_report_end(dwfl, NULL, NULL);
+    clock_gettime(CLOCK_MONOTONIC, &last_report);
+}
+
+static Dwfl_Module *module_of(Dwarf_Addr pc)
+{
+    if (!dwfl)
+        report();
+    if (!dwfl)
+        return NULL;
+    Dwfl_Module *m = dwfl_addrmodule(dwfl, pc);
+    if (m)
+        return m;
+    /* Maybe loaded since the last look at /proc/self/maps (dlopen); look
+     * again, but not more than 20 times a second (JIT code has no module). */
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    long ms = (now.tv_sec - last_report.tv_sec) * 1000 +
+              (now.tv_nsec - last_report.tv_nsec) / 1000000;
+    if (ms < 50)
+        return NULL;
+    report();
+    return dwfl_addrmodule(dwfl, pc);
+}
+
+static const char *die_name(Dwarf_Die *die)
+{
+    Dwarf_Attribute a;
+    const char *s = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &a));
+    return s;
+}
+
+static int udata(Dwarf_Die *die, unsigned name, Dwarf_Word *v)
+{
+    Dwarf_Attribute a;
+    return dwarf_formudata(dwarf_attr(die, name, &a), v) == 0;
+}
+
+static const char *base_name(const char *p)
+{
+    const char *s = strrchr(p, '/');
+    return s ? s + 1 : p;
+}
+
+#define MAX_INLINE 64
+
+/* Locations of pc into out[0..], outermost first; returns how many (0 if
+ * the module has no DWARF for pc). */
+static size_t from_dwarf(Dwfl_Module *mod, Dwarf_Addr pc, mt_location *out)
+{
+    Dwarf_Addr bias = 0;
+    Dwarf_Die *cu = dwfl_module_addrdie(mod, pc, &bias);
+    if (!cu)
+        return 0;
+    Dwarf_Die *scopes = NULL;
+    int ns = dwarf_getscopes(cu, pc - bias, &scopes);
+    if (ns <= 0) {
+        free(scopes);
+        return 0;
+    }
+    /* dwarf_getscopes follows an inlined instance to its abstract origin;
+     * the parent chain of the innermost DIE gives the concrete nesting. */
+    Dwarf_Die inner = scopes[0];
+    free(scopes);
+    scopes = NULL;
+    ns = dwarf_getscopes_die(&inner, &scopes);
+    if (ns <= 0) {
+        free(scopes);
+        return 0;
+    }
+    Dwarf_Files *files = NULL;
+    size_t nfiles = 0;
+    dwarf_getsrcfiles(cu, &files, &nfiles);
+
+    /* Innermost first into tmp, then reversed. */
+    mt_location tmp[MAX_INLINE];
+    size_t n = 0;
+    const char *file = NULL;
+    int line = 0, col = 0;
+    Dwarf_Line *dl = dwarf_getsrc_die(cu, pc - bias);
+    if (dl) {
+        file = dwarf_linesrc(dl, NULL, NULL);
+        dwarf_lineno(dl, &line);
+        dwarf_linecol(dl, &col);
+    }
+    for (int i = 0; i < ns && n < MAX_INLINE; i++) {
+        int tag = dwarf_tag(&scopes[i]);
+        if (tag != DW_TAG_subprogram && tag != DW_TAG_inlined_subroutine &&
+            tag != DW_TAG_entry_point)
+            continue;
+        const char *fn = die_name(&scopes[i]);
+        tmp[n].function = fn ? fn : "??";
+        tmp[n].filename = file ? file : "<unknown>";
+        tmp[n].line = line;
+        tmp[n].start_char = col;
+        tmp[n].end_char = col;
+        n++;
+        if (tag != DW_TAG_inlined_subroutine)
+            break;
+        /* The next function out is at this one's call site. */
+        Dwarf_Word v;
+        file = NULL;
+        line = col = 0;
+        if (files && udata(&scopes[i], DW_AT_call_file, &v))
+            file = dwarf_filesrc(files, v, NULL, NULL);
+        if (udata(&scopes[i], DW_AT_call_line, &v))
+            line = (int)v;
+        if (udata(&scopes[i], DW_AT_call_column, &v))
+            col = (int)v;
+    }
+    free(scopes);
+    for (size_t i = 0; i < n; i++) {
+        out[i] = tmp[n - 1 - i];
+        out[i].function = intern(out[i].function);
+        out[i].filename = intern(out[i].filename);
+        if (!out[i].function || !out[i].filename)
+            return 0;
+    }
+    return n;
+}
+
+static size_t from_symbols(Dwfl_Module *mod, Dwarf_Addr pc, uint64_t code,
+                           mt_location *out)
+{
+    char buf[64];
+    const char *fn = NULL, *file = "[unknown]";
+    if (mod) {
+        fn = dwfl_module_addrname(mod, pc);
+        const char *mname = dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL,
+                                             NULL, NULL);
+        if (mname)
+            file = base_name(mname);
+    }
+    if (!fn) {
+        snprintf(buf, sizeof buf, "0x%llx", (unsigned long long)code);
+        fn = buf;
+    }
+    out[0].function = intern(fn);
+    out[0].filename = intern(file);
+    out[0].line = out[0].start_char = out[0].end_char = 0;
+    return out[0].function && out[0].filename ? 1 : 0;
+}
+
+static entry *slot_of(uint64_t code)
+{
+    size_t mask = cache_cap - 1;
+    size_t i = (size_t)((code * 0x9E3779B97F4A7C15ull) >> 20) & mask;
+    while (cache[i].code && cache[i].code != code)
+        i = (i + 1) & mask;
+    return &cache[i];
+}
+
+static int grow_cache(void)
+{
+    size_t ncap = cache_cap ? cache_cap * 2 : 1024;
+    entry *old = cache;
+    size_t ocap = cache_cap;
+    cache = __libc_calloc(ncap, sizeof *cache);
+    if (!cache) {
+        cache = old;
+        return -1;
+    }
+    cache_cap = ncap;
+    for (size_t i = 0; i < ocap; i++)
+        if (old[i].code)
+            *slot_of(old[i].code) = old[i];
+    __libc_free(old);
+    return 0;
+}
+
+int mt_symbolize(void *ctx, uint64_t code, const mt_location **locs, size_t *n)
+{
+    (void)ctx;
+    static const mt_location unknown = {"<unknown>", "??", 1, 1, 1};
+    if ((cache_n + 1) * 2 > cache_cap && grow_cache() < 0)
+        goto fail;
+    entry *e = slot_of(code);
+    if (!e->code) {
+        mt_location tmp[MAX_INLINE];
+        Dwarf_Addr pc = code - 1;
+        Dwfl_Module *mod = module_of(pc);
+        size_t k = mod ? from_dwarf(mod, pc, tmp) : 0;
+        if (k == 0)
+            k = from_symbols(mod, pc, code, tmp);
+        if (k == 0)
+            goto fail;
+        mt_location *l = __libc_malloc(k * sizeof *l);
+        if (!l)
+            goto fail;
+        memcpy(l, tmp, k * sizeof *l);
+        e->code = code;
+        e->locs = l;
+        e->n = k;
+        cache_n++;
+    }
+    *locs = e->locs;
+    *n = e->n;
+    return 0;
+fail:
+    *locs = &unknown;
+    *n = 1;
+    return 0;
+}
+
+void mt_symbolize_reset(void)
+{
+    for (size_t i = 0; i < cache_cap; i++)
+        if (cache[i].code)
+            __libc_free(cache[i].locs);
+    __libc_free(cache);
+    cache = NULL;
+    cache_cap = cache_n = 0;
+    for (size_t i = 0; i < strs_cap; i++)
+        __libc_free(strs[i]);
+    __libc_free(strs);
+    strs = NULL;
+    strs_cap = strs_n = 0;
+    if (dwfl)
+        dwfl_end(dwfl);
+    dwfl = NULL;
+}
