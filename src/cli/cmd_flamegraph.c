@@ -676,53 +676,17 @@ static int scan_object(void *ctx, const mt_object *o)
  * reader's info is needed for --bytes) for the caller to free. */
 static int scan_filtered(fg *g, const mt_filter *f, const char *path, mt_scan *sc)
 {
-    cli_progress prog;
-    int64_t peak = 0;
-    if (f->live_mode == MT_LIVE_PEAK) {     /* a first pass finds the peak */
-        mt_timeline tl;
-        mt_scan first = {0};
-        if (mt_timeline_init(&tl)) {
-            cli_error("flamegraph", "out of memory");
-            return MT_ERR_NOMEM;
-        }
-        first.filter = f;
-        first.live_at = -1;
-        first.timeline = &tl;
-        first.diag = cli_print_diag;
-        progress_start(&prog, "memtrace flamegraph (peak)", path);
-        first.tick = progress_tick_fn;
-        first.tick_ctx = &prog;
-        int st = mt_scan_run(&first, path);
-        progress_done(&prog);
-        if (st != MT_OK)
-            cli_error("flamegraph", "%s: %s", path, first.err);
-        int64_t live;
-        mt_timeline_peak(&tl, &peak, &live);
-        mt_timeline_free(&tl);
-        mt_scan_free(&first);
-        if (st != MT_OK)
-            return st;
-    }
     fg_scan fs = {g, sc};
-    sc->filter = f;
-    sc->live_at = mt_filter_live_at(f, peak);
     sc->need_stacks = 1;
     sc->on_alloc = scan_alloc;
     sc->on_object = scan_object;
     sc->ctx = &fs;
-    sc->diag = f->live_mode == MT_LIVE_PEAK ? NULL : cli_print_diag;
-    progress_start(&prog, "memtrace flamegraph", path);
-    sc->tick = progress_tick_fn;
-    sc->tick_ctx = &prog;
-    int st = mt_scan_run(sc, path);
-    progress_done(&prog);
+    int st = cli_scan_filtered("flamegraph", sc, f, path);
     if (g->err == -1)
         cli_error("flamegraph", "%s: invalid location code %08llx (no location "
                   "event defines it)", path, (unsigned long long)g->bad_code);
     else if (g->err)
         cli_error("flamegraph", "out of memory");
-    else if (st != MT_OK)
-        cli_error("flamegraph", "%s: %s", path, sc->err);
     return g->err ? MT_ERR_FORMAT : st;
 }
 

@@ -34,9 +34,11 @@
 #include "util/grow.h"
 #include "util/hash.h"
 #include "util/json.h"
+#include "analysis/analysis.h"
 #include "cli/cli.h"
 #include "cli/ocaml_int.h"
 #include "cli/progress.h"
+#include "util/stackset.h"
 #include "util/u64map.h"
 #include "cli/output.h"
 
@@ -81,6 +83,17 @@ void usage_hotspots(FILE *out)
             "               samples) and callers (function, bytes,\n"
             "               percent_of_caller)\n"
             "  -h, --help   show this help\n"
+            "\n");
+    mt_filter_help(out);
+    fprintf(out,
+            "\n"
+            "With filters, only the allocations that pass them are counted (the\n"
+            "total too), each when the filters' answer is known: at its collection\n"
+            "or at the end of the trace, so the callers' frequency summary sees\n"
+            "them in that order. --hide leaves out the frames of matching functions:\n"
+            "an allocation is charged to its innermost frame not hidden. --live-at\n"
+            "peak reads TRACE twice (not '-'). Without filters the output is the\n"
+            "reference tool's.\n"
             "\n"
             "Exit status: 0 success, 1 malformed trace, unknown location code or\n"
             "I/O error (nothing is printed), 2 bad usage.\n");
@@ -130,6 +143,10 @@ typedef struct hs {
     int32_t hh_free;
     int32_t hh_head[HH_BUCKETS];
     size_t hh_len;              /* live counters (t.len of the reference) */
+    /* with filters */
+    const mt_filter *filter;
+    mt_scan *scan;
+    stackset stacks;            /* backtraces of the undecided objects */
     /* errors */
     int err;                    /* 0, -1 unknown code, -2 out of memory */
     uint64_t bad_code;
@@ -305,22 +322,41 @@ static int hh_add(hs *h, uint32_t f, uint32_t al)
 
 /* ---- reading ------------------------------------------------------------ */
 
-static int on_alloc(hs *h, const mt_event *ev)
+/* Is entry e's function hidden by --hide? */
+static int entry_hidden(const hs *h, int64_t e)
 {
-    size_t len = ev->backtrace_len;
+    if (!h->filter || !h->filter->nhide)
+        return 0;
+    const char *name = h->funcs[h->entries[e].func].name;
+    for (size_t q = 0; q < h->filter->nhide; q++)
+        if (strstr(name, h->filter->hide[q]))
+            return 1;
+    return 0;
+}
+
+/* Account one allocation of nsamples with backtrace bt[0..len) (caller
+ * first). Frames whose function --hide names are left out, so the
+ * allocation point is the innermost frame not hidden. */
+static int account(hs *h, const uint64_t *bt, size_t len, int64_t nsamples)
+{
     /* The reference indexes backtrace[len-1] and dies on an empty backtrace
      * (synth-emptystack). Such an allocation has no site to charge, so it is
      * skipped entirely, and not counted in the total either: the total is
      * the denominator of every percentage, and samples that can appear on
      * no line would only dilute them. */
+    int64_t a = -1;
+    while (len > 0) {
+        a = add_loc(h, bt, len - 1);
+        if (a < 0)
+            return (int)a;
+        if (!entry_hidden(h, a))
+            break;
+        len--;
+    }
     if (len == 0)
         return 0;
-    const uint64_t *bt = ev->backtrace;
-    int64_t a = add_loc(h, bt, len - 1);
-    if (a < 0)
-        return (int)a;
     entry *ae = &h->entries[a];
-    ae->alloc_count = ocaml_add(ae->alloc_count, ev->nsamples);
+    ae->alloc_count = ocaml_add(ae->alloc_count, nsamples);
     uint32_t al = ae->func;
     if (++h->gen == 0) {             /* generation wrapped: forget all marks */
         for (size_t i = 0; i < h->nfuncs; i++)
@@ -331,16 +367,44 @@ static int on_alloc(hs *h, const mt_event *ev)
         int64_t e = add_loc(h, bt, i);
         if (e < 0)
             return (int)e;
+        if (entry_hidden(h, e))
+            continue;
         func *f = &h->funcs[h->entries[e].func];
         if (f->seen == h->gen)
             continue;
         f->seen = h->gen;
-        f->total_count = ocaml_add(f->total_count, ev->nsamples);
+        f->total_count = ocaml_add(f->total_count, nsamples);
         if (hh_add(h, h->entries[e].func, al))
             return -2;
     }
-    h->total = ocaml_add(h->total, ev->nsamples);
+    h->total = ocaml_add(h->total, nsamples);
     return 0;
+}
+
+static int on_alloc(hs *h, const mt_event *ev)
+{
+    return account(h, ev->backtrace, ev->backtrace_len, ev->nsamples);
+}
+
+/* With filters: objects come from the analysis layer's scan when decided
+ * (collected, or at the end). Their backtraces are kept meanwhile, each
+ * distinct one once. */
+static int scan_alloc(void *ctx, const mt_event *ev, uint32_t *user)
+{
+    hs *h = ctx;
+    if (stackset_add(&h->stacks, ev->backtrace, ev->backtrace_len, user))
+        h->err = -2;
+    return h->err;
+}
+
+static int on_object(void *ctx, const mt_object *o)
+{
+    hs *h = ctx;
+    size_t len;
+    const uint64_t *bt = stackset_get(&h->stacks, o->user, &len);
+    h->r = h->scan->reader;
+    h->err = account(h, bt, len, o->nsamples);
+    return h->err;
 }
 
 static int on_event(void *ctx, const mt_event *ev)
@@ -658,15 +722,93 @@ static void hs_free(hs *h)
     free(h->entries);
     u64map_free(&h->codes);
     free(h->hh);
+    stackset_free(&h->stacks);
     free(h);
+}
+
+static hs *hs_new(void)
+{
+    hs *h = calloc(1, sizeof *h);
+    if (!h)
+        return NULL;
+    h->hh_free = -1;
+    for (size_t b = 0; b < HH_BUCKETS; b++)
+        h->hh_head[b] = -1;
+    return h;
+}
+
+/* Print the report (or the error) and free; the exit status. */
+static int finish(hs *h, mt_out *o, const mt_trace_info *info, int rc,
+                  const char *path, int json)
+{
+    if (h->err == -1) {
+        cli_error("hotspots", "%s: invalid location code %08llx (no location "
+                  "event defines it)", path, (unsigned long long)h->bad_code);
+        rc = EXIT_DATA;
+    } else if (h->err) {
+        cli_error("hotspots", "out of memory");
+        rc = EXIT_DATA;
+    }
+    if (rc == EXIT_OK && report(h, o, info, json)) {
+        cli_error("hotspots", "out of memory");
+        rc = EXIT_DATA;
+    }
+    out_flush(o);
+    if (rc == EXIT_OK && o->err) {
+        cli_error("hotspots", "writing output: %s", strerror(o->err));
+        rc = EXIT_DATA;
+    }
+    out_free(o);
+    hs_free(h);
+    return rc;
+}
+
+/* The command with filters: the objects the analysis layer accepts. */
+static int run_filtered(const mt_filter *f, const char *path, int json)
+{
+    hs *h = hs_new();
+    mt_out o;
+    int out_ok = out_init(&o, STDOUT_FILENO) == 0;
+    if (!h || !out_ok) {
+        cli_error("hotspots", "out of memory");
+        if (out_ok)
+            out_free(&o);
+        free(h);
+        return EXIT_DATA;
+    }
+    mt_scan sc = {0};
+    h->filter = f;
+    h->scan = &sc;
+    sc.need_stacks = 1;
+    sc.on_alloc = scan_alloc;
+    sc.on_object = on_object;
+    sc.ctx = h;
+    int st = cli_scan_filtered("hotspots", &sc, f, path);
+    int rc = st == MT_OK || h->err ? EXIT_OK : EXIT_DATA;
+    rc = finish(h, &o, sc.info, rc, path, json);
+    mt_scan_free(&sc);
+    return rc;
 }
 
 int cmd_hotspots(int argc, char **argv)
 {
     const char *path = NULL;
     int json = 0;
+    mt_filter f;
+    mt_filter_init(&f);
+    char ferr[256];
     for (int i = 1; i < argc; i++) {
+        int k = mt_filter_parse_arg(&f, argc, argv, &i, ferr, sizeof ferr);
+        if (k < 0) {
+            mt_filter_free(&f);
+            return cli_usage_error("hotspots", "%s", ferr);
+        }
+        if (k > 0) {
+            i--;                        /* the loop's i++ steps past it */
+            continue;
+        }
         if (cli_is_help(argv[i])) {
+            mt_filter_free(&f);
             usage_hotspots(stdout);
             return EXIT_OK;
         }
@@ -674,19 +816,29 @@ int cmd_hotspots(int argc, char **argv)
             json = 1;
             continue;
         }
-        if (argv[i][0] == '-' && argv[i][1] != 0)
-            return cli_usage_error("hotspots", "unknown option '%s'", argv[i]);
-        if (path)
-            return cli_usage_error("hotspots", "expected one TRACE, got more");
+        if ((argv[i][0] == '-' && argv[i][1] != 0) || path) {
+            mt_filter_free(&f);
+            return argv[i][0] == '-' && argv[i][1] != 0
+                       ? cli_usage_error("hotspots", "unknown option '%s'", argv[i])
+                       : cli_usage_error("hotspots", "expected one TRACE, got more");
+        }
         path = argv[i];
     }
-    if (!path)
+    if (!path) {
+        mt_filter_free(&f);
         return cli_usage_error("hotspots", "missing TRACE argument");
+    }
+    if (mt_filter_active(&f)) {
+        int frc = run_filtered(&f, path, json);
+        mt_filter_free(&f);
+        return frc;
+    }
+    mt_filter_free(&f);
 
     mt_reader_options opt = {0};
     opt.diag = cli_print_diag;
     mt_reader *r = mt_reader_create(&opt);
-    hs *h = calloc(1, sizeof *h);
+    hs *h = hs_new();
     mt_out o;
     int out_ok = out_init(&o, STDOUT_FILENO) == 0;
     if (!r || !h || !out_ok) {
@@ -698,37 +850,17 @@ int cmd_hotspots(int argc, char **argv)
         return EXIT_DATA;
     }
     h->r = r;
-    h->hh_free = -1;
-    for (size_t b = 0; b < HH_BUCKETS; b++)
-        h->hh_head[b] = -1;
 
     int rc = EXIT_OK;
     int st = strcmp(path, "-") == 0 ? mt_reader_open_fd(r, STDIN_FILENO)
                                     : mt_reader_open_file(r, path);
     if (st == MT_OK)
         st = cli_scan(r, "memtrace hotspots", path, on_event, h);
-    if (h->err == -1) {
-        cli_error("hotspots", "%s: invalid location code %08llx (no location "
-                  "event defines it)", path, (unsigned long long)h->bad_code);
-        rc = EXIT_DATA;
-    } else if (h->err) {
-        cli_error("hotspots", "out of memory");
-        rc = EXIT_DATA;
-    } else if (st != MT_EOF) {
+    if (!h->err && st != MT_EOF) {
         cli_error("hotspots", "%s: %s", path, mt_reader_error(r));
         rc = EXIT_DATA;
     }
-    if (rc == EXIT_OK && report(h, &o, mt_reader_info(r), json)) {
-        cli_error("hotspots", "out of memory");
-        rc = EXIT_DATA;
-    }
-    out_flush(&o);
-    if (rc == EXIT_OK && o.err) {
-        cli_error("hotspots", "writing output: %s", strerror(o.err));
-        rc = EXIT_DATA;
-    }
-    out_free(&o);
-    hs_free(h);
+    rc = finish(h, &o, mt_reader_info(r), rc, path, json);
     mt_reader_close(r);
     return rc;
 }

@@ -3,6 +3,9 @@
  */
 #include "cli/progress.h"
 
+#include "analysis/analysis.h"
+#include "cli/cli.h"
+
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -82,4 +85,50 @@ int cli_scan(mt_reader *r, const char *label, const char *path,
 void progress_tick_fn(void *ctx, const mt_reader *r)
 {
     progress_tick(ctx, r);
+}
+
+int cli_scan_filtered(const char *cmd, mt_scan *sc, const mt_filter *f,
+                      const char *path)
+{
+    char label[64];
+    cli_progress prog;
+    int64_t peak = 0;
+    if (f->live_mode == MT_LIVE_PEAK) {
+        mt_timeline tl;
+        mt_scan first = {0};
+        if (mt_timeline_init(&tl)) {
+            cli_error(cmd, "out of memory");
+            return MT_ERR_NOMEM;
+        }
+        first.filter = f;
+        first.live_at = -1;
+        first.timeline = &tl;
+        first.diag = cli_print_diag;
+        snprintf(label, sizeof label, "memtrace %s (peak)", cmd);
+        progress_start(&prog, label, path);
+        first.tick = progress_tick_fn;
+        first.tick_ctx = &prog;
+        int st = mt_scan_run(&first, path);
+        progress_done(&prog);
+        if (st != MT_OK)
+            cli_error(cmd, "%s: %s", path, first.err);
+        int64_t live;
+        mt_timeline_peak(&tl, &peak, &live);
+        mt_timeline_free(&tl);
+        mt_scan_free(&first);
+        if (st != MT_OK)
+            return st;
+    }
+    sc->filter = f;
+    sc->live_at = mt_filter_live_at(f, peak);
+    sc->diag = f->live_mode == MT_LIVE_PEAK ? NULL : cli_print_diag;
+    snprintf(label, sizeof label, "memtrace %s", cmd);
+    progress_start(&prog, label, path);
+    sc->tick = progress_tick_fn;
+    sc->tick_ctx = &prog;
+    int st = mt_scan_run(sc, path);
+    progress_done(&prog);
+    if (st != MT_OK && sc->err[0])     /* else a callback failed: its own */
+        cli_error(cmd, "%s: %s", path, sc->err);
+    return st;
 }

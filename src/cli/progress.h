@@ -38,4 +38,15 @@ void progress_tick_fn(void *ctx, const mt_reader *r);
 int cli_scan(mt_reader *r, const char *label, const char *path,
              mt_event_fn fn, void *ctx);
 
+struct mt_scan;
+struct mt_filter;
+
+/* mt_scan_run of sc (its callbacks set by the caller) over path with
+ * filter f, with progress lines; --live-at peak first finds the peak with a
+ * pass of its own (diagnostics are printed by one pass only). Errors are
+ * printed as "memtrace CMD: PATH: message". Returns MT_OK or the status;
+ * sc is left for the caller to mt_scan_free. */
+int cli_scan_filtered(const char *cmd, struct mt_scan *sc,
+                      const struct mt_filter *f, const char *path);
+
 #endif /* MT_PROGRESS_H */
