@@ -34,7 +34,8 @@ wr=$BUILD_DIR/bench/bench_write
 cli=$BUILD_DIR/memtrace
 logdir=$BUILD_DIR/bench-logs
 mkdir -p "$logdir"
-trace=$BUILD_DIR/synthetic-${SIZE_MB}MB-seed${SEED}.ctf
+# -g2: the generator with a bounded set of stacks (older files are stale)
+trace=$BUILD_DIR/synthetic-${SIZE_MB}MB-seed${SEED}-g2.ctf
 
 echo "== determinism: two 16 MB traces with seed $SEED must be byte-identical"
 "$gen" "$BUILD_DIR/det-a.ctf" 16 "$SEED" > /dev/null
@@ -64,6 +65,9 @@ echo "== bench_write ($WRITE_EVENTS events)"
 "$wr" "$BUILD_DIR/bench_write.ctf" "$WRITE_EVENTS" | tee "$logdir/write.txt"
 rm -f "$BUILD_DIR/bench_write.ctf"
 "$wr" - "$WRITE_EVENTS" | tee "$logdir/write_sink.txt"
+
+echo "== bench_tools.sh (toolkit commands vs plain decoding, synthetic trace)"
+"$root/bench/bench_tools.sh" "$cli" "$dec" "$trace" "$REPS" | tee "$logdir/tools.txt"
 
 echo "== bench_dump.sh"
 "$root/bench/bench_dump.sh" "$cli" "$DUMP_TRACE" "$trace" "$dec" | tee "$logdir/dump.txt"
@@ -105,6 +109,8 @@ printf '%-52s %sx (dump / dd: %sx)\n' "dump / head" "$(get dump.txt dump_x_head)
 printf '%-52s %s KiB (partial run: %s)\n' "peak RSS memtrace dump, synthetic trace" \
     "$(get dump.txt dump_big_rss_kib)" "$(get dump.txt dump_big_partial)"
 printf '%-52s %s KiB\n' "peak RSS bench_decode full decode, synthetic trace" "$(get dump.txt decode_big_rss_kib)"
+echo "toolkit speed relative to plain full decoding (1.00 = as fast; by wall / CPU time):"
+sed -n '2,8p' "$logdir/tools.txt"
 echo "decoding floor (bench_walk, synthetic trace):"
 sed -n '2,4p' "$logdir/walk.txt"
 echo "logs: $logdir"

@@ -154,6 +154,10 @@ typedef struct fg {
     /* Every allocation of a single-domain trace reaches stack_of in order,
      * so ev->common_prefix frames are those of the previous backtrace. */
     int trust_prefix;
+    /* the allocation counted at the next one (on_alloc) */
+    int pending;
+    uint64_t pend_h[2];
+    int64_t pend_ns;
     /* names of a new backtrace's path */
     uint32_t *path;
     size_t path_cap;
@@ -338,17 +342,17 @@ static int name_hidden(fg *g, uint32_t nm)
     return g->hidden[nm] == 2;
 }
 
-/* The trie node of ev's names (created if new): 0, -1 unknown code, -2 out
+/* The trie node of the names of bt[0..n) (created if new): 0, -1 unknown code, -2 out
  * of memory. Names caller first, the first occurrence of each only. */
-static int path_node(fg *g, const mt_event *ev, uint32_t *at_node)
+static int path_node(fg *g, const uint64_t *bt, size_t n, uint32_t *at_node)
 {
     size_t len = 0;
     int e = 0;
-    for (size_t i = 0; i < ev->backtrace_len && !e; i++) {
+    for (size_t i = 0; i < n && !e; i++) {
         size_t first, count;
-        e = code_frames(g, ev->backtrace[i], &first, &count);
+        e = code_frames(g, bt[i], &first, &count);
         if (e) {
-            g->bad_code = ev->backtrace[i];
+            g->bad_code = bt[i];
             break;
         }
         if (grow_array(&g->path, &g->path_cap, len + count, sizeof *g->path)) {
@@ -406,8 +410,7 @@ static int stacks_grow(fg *g)
     return 0;
 }
 
-/* The entry of ev's backtrace in g->stacks (created with its trie node if
- * new): sets *idx; 0, -1 unknown code, -2 out of memory.
+/* Distinct backtraces.
  *
  * Walking the trie for every allocation costs a cache miss per name once
  * the trie outgrows the cache (tens of seconds on the 320 MB benchmark
@@ -417,7 +420,10 @@ static int stacks_grow(fg *g)
  * one probe finds the entry. Only a backtrace never seen before walks the
  * trie. (Two distinct backtraces would have to collide in 128 bits to be
  * confused: about n^2 / 2^129 for n distinct backtraces.) */
-static int stack_of(fg *g, const mt_event *ev, size_t *idx)
+
+/* The hash of ev's backtrace; g->prev_codes becomes that backtrace. 0, or
+ * -2 out of memory. */
+static int stack_hash(fg *g, const mt_event *ev, uint64_t h[2])
 {
     size_t n = ev->backtrace_len;
     const uint64_t *bt = ev->backtrace;
@@ -444,21 +450,31 @@ static int stack_of(fg *g, const mt_event *ev, size_t *idx)
         g->prefix_hash[i][1] = h1;
     }
     g->prev_len = n;
+    h[0] = h0;
+    h[1] = h1;
+    return 0;
+}
+
+/* The entry of the backtrace bt[0..n) whose hash is h, created with its
+ * trie node if new: sets *idx; 0, -1 unknown code, -2 out of memory. */
+static int stack_find(fg *g, const uint64_t h[2], const uint64_t *bt, size_t n,
+                      size_t *idx)
+{
     if ((g->nstacks + 1) * 2 > g->stacks_cap && stacks_grow(g))
         return -2;
-    size_t mask = g->stacks_cap - 1, j = h0 & mask;
+    size_t mask = g->stacks_cap - 1, j = h[0] & mask;
     for (; g->stacks[j].used; j = (j + 1) & mask)
-        if (g->stacks[j].h[0] == h0 && g->stacks[j].h[1] == h1) {
+        if (g->stacks[j].h[0] == h[0] && g->stacks[j].h[1] == h[1]) {
             *idx = j;
             return 0;
         }
     uint32_t at;
-    int e = path_node(g, ev, &at);
+    int e = path_node(g, bt, n, &at);
     if (e)
         return e;
     stack_ent *se = &g->stacks[j];
-    se->h[0] = h0;
-    se->h[1] = h1;
+    se->h[0] = h[0];
+    se->h[1] = h[1];
     se->node = at;
     se->used = 1;
     se->count = 0;
@@ -467,24 +483,54 @@ static int stack_of(fg *g, const mt_event *ev, size_t *idx)
     return 0;
 }
 
+static int stack_of(fg *g, const mt_event *ev, size_t *idx)
+{
+    uint64_t h[2];
+    int e = stack_hash(g, ev, h);
+    return e ? e : stack_find(g, h, ev->backtrace, ev->backtrace_len, idx);
+}
+
+/* Count the pending allocation (see on_alloc). */
+static int flush_pending(fg *g)
+{
+    if (!g->pending)
+        return 0;
+    size_t idx;
+    g->pending = 0;
+    int e = stack_find(g, g->pend_h, g->prev_codes, g->prev_len, &idx);
+    if (!e)
+        g->stacks[idx].count = ocaml_add(g->stacks[idx].count, g->pend_ns);
+    return e;
+}
+
 static int on_alloc(fg *g, const mt_event *ev)
 {
+    if (!g->opt_live) {
+        /* Only counts are wanted: the probe of this allocation's entry is
+         * made when the next allocation arrives, after a prefetch now, so
+         * the cache miss overlaps the decoding in between. */
+        int e = flush_pending(g);
+        if (!e)
+            e = stack_hash(g, ev, g->pend_h);
+        if (e)
+            return e;
+        if (g->stacks)
+            __builtin_prefetch(&g->stacks[g->pend_h[0] & (g->stacks_cap - 1)]);
+        g->pend_ns = ev->nsamples;
+        g->pending = 1;
+        return 0;
+    }
     size_t idx;
     int e = stack_of(g, ev, &idx);
     if (e)
         return e;
     uint32_t at = g->stacks[idx].node;
-    if (g->opt_live) {
-        uint64_t v;
-        if (g->v3 && u64map_del(&g->early_collect, (uint64_t)ev->id, &v))
-            return 0;               /* already collected: not live */
-        if (u64map_put(&g->live_node, (uint64_t)ev->id, at) ||
-            u64map_put(&g->live_samples, (uint64_t)ev->id, (uint64_t)ev->nsamples))
-            return -2;
-    } else {
-        stack_ent *se = &g->stacks[idx];
-        se->count = ocaml_add(se->count, ev->nsamples);
-    }
+    uint64_t v;
+    if (g->v3 && u64map_del(&g->early_collect, (uint64_t)ev->id, &v))
+        return 0;                   /* already collected: not live */
+    if (u64map_put(&g->live_node, (uint64_t)ev->id, at) ||
+        u64map_put(&g->live_samples, (uint64_t)ev->id, (uint64_t)ev->nsamples))
+        return -2;
     return 0;
 }
 
@@ -809,6 +855,8 @@ int cmd_flamegraph(int argc, char **argv)
         g.v3 = mt_reader_info(r)->format_version >= 3;
         g.trust_prefix = !g.v3;
         st = cli_scan(r, "memtrace flamegraph", path, on_event, &g);
+        if (!g.err)
+            g.err = flush_pending(&g);
     }
     if (g.err == -1) {
         cli_error("flamegraph", "%s: invalid location code %08llx (no location "
