@@ -3,6 +3,9 @@
 # and fuzzing need. Skips apt-get entirely when everything is present.
 set -eu
 pkgs=(cmake ninja-build gcc make clang libclang-rt-14-dev xz-utils time)
+# the native heap profiler (libdw, libunwind) and the programs its tests
+# run under it (a C++ compiler, python3, perl, sqlite3)
+pkgs+=(libdw-dev libelf-dev libunwind-dev g++ python3 perl sqlite3)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

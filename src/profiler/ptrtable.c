@@ -11,8 +11,9 @@
  * large) which is then published with one atomic store. Buffers are mmap'ed
  * and never unmapped, so a reader that loaded an old table pointer always
  * reads valid memory. The spare buffer is reused at the next same-size
- * rebuild; a reader stalled across two whole rebuilds could then miss a
- * pointer (one collect event lost, the object shown as leaked), never crash.
+ * rebuild; a generation count, bumped before a buffer is rewritten and
+ * checked by a reader after a miss (a seqlock), makes a reader that was
+ * stalled during a rebuild look again instead of missing its pointer.
  */
 #include <stdatomic.h>
 #include <stdint.h>
@@ -37,6 +38,7 @@ typedef struct table {
 } table;
 
 static table *_Atomic cur;
+static _Atomic unsigned gen;    /* bumped before a spare buffer is reused */
 static table *spare;            /* same size as cur, or NULL               */
 static size_t used, live;       /* slots not EMPTY / holding a pointer     */
 
@@ -47,16 +49,22 @@ static inline size_t hash(uintptr_t a, unsigned bits)
 
 int mt_ptrtable_contains(uintptr_t addr)
 {
-    table *t = atomic_load_explicit(&cur, memory_order_acquire);
-    if (!t)
-        return 0;
-    size_t mask = t->cap - 1;
-    for (size_t i = hash(addr, t->bits);; i = (i + 1) & mask) {
-        uintptr_t a = atomic_load_explicit(&t->slots[i].addr, memory_order_relaxed);
-        if (a == EMPTY)
+    for (;;) {
+        unsigned g = atomic_load_explicit(&gen, memory_order_acquire);
+        table *t = atomic_load_explicit(&cur, memory_order_acquire);
+        if (!t)
             return 0;
-        if (a == addr)
-            return addr > TOMB;
+        size_t mask = t->cap - 1;
+        for (size_t i = hash(addr, t->bits);; i = (i + 1) & mask) {
+            uintptr_t a = atomic_load_explicit(&t->slots[i].addr, memory_order_relaxed);
+            if (a == EMPTY)
+                break;
+            if (a == addr)
+                return addr > TOMB;
+        }
+        atomic_thread_fence(memory_order_acquire);
+        if (MT_LIKELY(atomic_load_explicit(&gen, memory_order_relaxed) == g))
+            return 0;
     }
 }
 
@@ -97,7 +105,10 @@ static int rebuild(table *t)
         spare = NULL;           /* the old pair is retired for good */
     } else if (t && spare) {
         n = spare;
-        memset(n->slots, 0, n->cap * sizeof(slot));
+        atomic_fetch_add_explicit(&gen, 1, memory_order_relaxed);
+        atomic_thread_fence(memory_order_release);
+        for (size_t i = 0; i < n->cap; i++)
+            atomic_store_explicit(&n->slots[i].addr, EMPTY, memory_order_relaxed);
     } else {
         n = table_new(bits);
         if (!n)
@@ -171,8 +182,11 @@ int mt_ptrtable_remove(uintptr_t addr, int64_t *id)
 void mt_ptrtable_clear(void)
 {
     table *t = atomic_load_explicit(&cur, memory_order_relaxed);
+    atomic_fetch_add_explicit(&gen, 1, memory_order_relaxed);
+    atomic_thread_fence(memory_order_release);
     if (t)
-        memset(t->slots, 0, t->cap * sizeof(slot));
+        for (size_t i = 0; i < t->cap; i++)
+            atomic_store_explicit(&t->slots[i].addr, EMPTY, memory_order_relaxed);
     used = live = 0;
 }
 

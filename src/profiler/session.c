@@ -24,7 +24,10 @@
 #include "profiler/profiler_int.h"
 
 #define EXPORT __attribute__((visibility("default")))
-#define INACTIVE_COUNTDOWN ((int64_t)1 << 20)  /* look again after 1 MiB */
+/* Without a session a thread looks again after this many bytes: a session
+ * started later (mt_profiler_start) misses at most that much of each
+ * thread's allocations. The cost is a slow-path call per 16 KiB. */
+#define INACTIVE_COUNTDOWN ((int64_t)1 << 14)
 #define DEFAULT_RATE 1e-5
 
 int mt_active;
@@ -99,10 +102,14 @@ uint64_t mt_sample(void *ptr, size_t bytes, int external)
         return 0;
     }
     uint32_t epoch = __atomic_load_n(&mt_epoch, __ATOMIC_ACQUIRE);
-    if (t->epoch != epoch) {    /* first look at this session: draw afresh */
+    if (t->epoch != epoch) {
+        /* This thread's first allocation of the session: its countdown is
+         * stale (another rate, or the inactive one), so a fresh draw starts
+         * the count at this allocation. */
         t->epoch = epoch;
-        t->countdown = mt_sampler_draw(&t->rng, mt_coef) * 8;
-        return 0;
+        t->countdown = mt_sampler_draw(&t->rng, mt_coef) * 8 - (int64_t)bytes;
+        if (t->countdown > 0)
+            return 0;
     }
     int64_t samples = 0;
     while (t->countdown <= 0) {
@@ -329,6 +336,8 @@ EXPORT int mt_profiler_start(const char *path, double rate, const char *context,
     int r = start_locked(path, rate, context, errbuf, errbuf_size);
     pthread_mutex_unlock(&lock);
     t->busy = was_busy;
+    if (r == 0)
+        t->countdown = 0;       /* the caller's next allocation draws afresh */
     return r;
 }
 

@@ -1,0 +1,390 @@
+/*
+ * cmd_run.c - `memtrace run [OPTIONS] -- CMD ARGS...`: run a program with
+ * the native heap profiler (libmemtrace_preload.so) preloaded, so that its
+ * malloc family is sampled into a trace; wait for it, say where the trace
+ * went and exit with the program's status.
+ *
+ * Everything is passed to the profiler through the environment (the same
+ * variables work without this wrapper, see docs/PROFILER.md). Statically
+ * linked programs are refused: nothing can be preloaded into them.
+ */
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+
+#ifndef MT_BIN_TO_LIBDIR
+#define MT_BIN_TO_LIBDIR "../lib"
+#endif
+#define PRELOAD_NAME "libmemtrace_preload.so"
+
+void usage_run(FILE *out)
+{
+    fputs(
+            "Usage: memtrace run [OPTIONS] [--] CMD [ARGS...]\n"
+            "\n"
+            "Run CMD with the native heap profiler preloaded: its malloc, calloc,\n"
+            "realloc, free, the aligned variants and C++ new/delete are sampled\n"
+            "(on average one sample per 1/RATE words allocated) into a trace with\n"
+            "the backtrace of every sampled allocation, resolved to functions,\n"
+            "files and lines (inlined functions included), and the release of\n"
+            "every sampled object. Every memtrace command reads the trace.\n"
+            "\n"
+            "Options:\n"
+            "  -o, --output FILE     write the trace to FILE (default\n"
+            "                        memtrace.PID.ctf in the current directory,\n"
+            "                        PID the program's process id); %p in FILE\n"
+            "                        stands for the process id\n"
+            "  --rate R              sampling rate per 8-byte word, 0 < R <= 1\n"
+            "                        (default 1e-5: a sample per ~781 KiB)\n"
+            "  --every BYTES         one sample per BYTES allocated on average\n"
+            "                        (rate 8/BYTES; suffixes k, M, G)\n"
+            "  --context TEXT        free text stored in the trace (memtrace info)\n"
+            "  --follow-fork         forked children keep tracing, each into its\n"
+            "                        own file FILE-without-.ctf.CHILDPID.ctf\n"
+            "                        (default: children stop tracing)\n"
+            "  --follow-exec         programs started by CMD (and theirs) are\n"
+            "                        traced too, each into its own file named the\n"
+            "                        same way (default: they run untraced)\n"
+            "  -h, --help            show this help\n"
+            "\n"
+            "The profiler library is looked for in $MEMTRACE_PRELOAD, next to\n"
+            "this program, then in the library directory of its installation.\n"
+            "CMD is looked up in PATH. Statically linked programs cannot be\n"
+            "profiled (nothing can be preloaded into them) and are refused.\n"
+            "The program's output is left alone; the profiler writes to standard\n"
+            "error only if it cannot trace (bad setting, file cannot be opened,\n"
+            "disk full), and the program then runs on untraced.\n"
+            "\n"
+            "Exit status: the program's (128+N if killed by signal N); 2 bad\n"
+            "usage; 1 if the program or the profiler cannot be found or started.\n",
+            out);
+}
+
+static int parse_bytes(const char *s, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end == s || errno)
+        return -1;
+    if (*end == 'k' || *end == 'K')
+        v *= 1024, end++;
+    else if (*end == 'M')
+        v *= 1024.0 * 1024, end++;
+    else if (*end == 'G')
+        v *= 1024.0 * 1024 * 1024, end++;
+    if (*end || !(v >= 8) || !isfinite(v))
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int is_file(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static int find_preload(char *out, size_t size)   /* size >= PATH_MAX + 64 */
+{
+    const char *env = getenv("MEMTRACE_PRELOAD");
+    if (env && *env) {
+        if (!is_file(env))
+            return -1;
+        if (env[0] == '/')
+            snprintf(out, size, "%s", env);
+        else if (!realpath(env, out))
+            return -1;
+        return 0;
+    }
+    char exe[PATH_MAX];
+    ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 64);
+    if (k <= 0)
+        return -1;
+    exe[k] = 0;
+    char *slash = strrchr(exe, '/');
+    if (!slash)
+        return -1;
+    *slash = 0;
+    const char *dirs[] = {"", "/" MT_BIN_TO_LIBDIR, "/../lib"};
+    for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
+        snprintf(out, size, "%s%s/" PRELOAD_NAME, exe, dirs[i]);
+        if (is_file(out))
+            return 0;
+    }
+    return -1;
+}
+
+/* CMD as execvp would find it, into out; -1 if not found. */
+static int resolve(const char *cmd, char *out, size_t size)
+{
+    if (strchr(cmd, '/')) {
+        snprintf(out, size, "%s", cmd);
+        return access(out, X_OK) == 0 ? 0 : -1;
+    }
+    const char *path = getenv("PATH");
+    if (!path)
+        path = "/usr/local/bin:/usr/bin:/bin";
+    while (*path) {
+        size_t k = strcspn(path, ":");
+        snprintf(out, size, "%.*s/%s", (int)k ? (int)k : 1, k ? path : ".", cmd);
+        if (is_file(out) && access(out, X_OK) == 0)
+            return 0;
+        path += k;
+        if (*path)
+            path++;
+    }
+    return -1;
+}
+
+/* 1 if the ELF file has no program interpreter (static, static-pie),
+ * 2 if it is not a 64-bit ELF of this machine, 0 otherwise (dynamic ELF or
+ * not ELF at all, e.g. a script). */
+static int elf_kind(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    Elf64_Ehdr eh;
+    int r = 0;
+    if (pread(fd, &eh, sizeof eh, 0) != (ssize_t)sizeof eh ||
+        memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0)
+        goto out;
+    if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_machine != EM_X86_64) {
+        r = 2;
+        goto out;
+    }
+    r = 1;
+    for (unsigned i = 0; i < eh.e_phnum; i++) {
+        Elf64_Phdr ph;
+        if (pread(fd, &ph, sizeof ph, (off_t)(eh.e_phoff + (uint64_t)i * eh.e_phentsize)) !=
+            (ssize_t)sizeof ph)
+            break;
+        if (ph.p_type == PT_INTERP) {
+            r = 0;
+            break;
+        }
+    }
+out:
+    close(fd);
+    return r;
+}
+
+static pid_t child_pid;
+
+static void forward(int sig)
+{
+    if (child_pid > 0)
+        kill(child_pid, sig);
+}
+
+int cmd_run(int argc, char **argv)
+{
+    const char *output = NULL, *context = NULL;
+    double rate = 0;
+    int have_rate = 0, follow_fork = 0, follow_exec = 0, i;
+    for (i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--") == 0) {
+            i++;
+            break;
+        }
+        if (a[0] != '-')
+            break;
+        if (cli_is_help(a)) {
+            usage_run(stdout);
+            return EXIT_OK;
+        }
+        if (strcmp(a, "--follow-fork") == 0) {
+            follow_fork = 1;
+            continue;
+        }
+        if (strcmp(a, "--follow-exec") == 0) {
+            follow_exec = 1;
+            continue;
+        }
+        if (strcmp(a, "-o") != 0 && strcmp(a, "--output") != 0 && strcmp(a, "--rate") != 0 &&
+            strcmp(a, "--every") != 0 && strcmp(a, "--context") != 0)
+            return cli_usage_error("run", "unknown option '%s'", a);
+        if (i + 1 >= argc)
+            return cli_usage_error("run", "option %s needs a value", a);
+        const char *v = argv[++i];
+        if (a[1] == 'o' || strcmp(a, "--output") == 0) {
+            if (!*v)
+                return cli_usage_error("run", "empty trace file name");
+            output = v;
+        } else if (strcmp(a, "--context") == 0) {
+            context = v;
+        } else if (strcmp(a, "--rate") == 0) {
+            char *end;
+            errno = 0;
+            rate = strtod(v, &end);
+            if (end == v || *end || !(rate > 0 && rate <= 1))
+                return cli_usage_error("run", "--rate %s: the rate must be a number, 0 < R <= 1", v);
+            have_rate++;
+        } else {
+            double bytes;
+            if (parse_bytes(v, &bytes) < 0)
+                return cli_usage_error("run", "--every %s: expected a number of bytes >= 8", v);
+            rate = 8.0 / bytes;
+            have_rate++;
+        }
+    }
+    if (have_rate > 1)
+        return cli_usage_error("run", "give --rate or --every once");
+    if (i >= argc)
+        return cli_usage_error("run", "missing CMD to run");
+    char **cmd = argv + i;
+
+    char lib[PATH_MAX + 64], prog[PATH_MAX];
+    if (find_preload(lib, sizeof lib) < 0) {
+        cli_error("run", "cannot find %s (set MEMTRACE_PRELOAD to its path)", PRELOAD_NAME);
+        return EXIT_DATA;
+    }
+    if (resolve(cmd[0], prog, sizeof prog) < 0) {
+        cli_error("run", "%s: command not found or not executable", cmd[0]);
+        return EXIT_DATA;
+    }
+    int kind = elf_kind(prog);
+    if (kind == 1) {
+        cli_error("run", "%s is statically linked: it cannot be profiled by preloading "
+                         "a library (link it dynamically)", prog);
+        return EXIT_DATA;
+    }
+    if (kind == 2) {
+        cli_error("run", "%s is not a 64-bit x86-64 program: the profiler library cannot "
+                         "be loaded into it", prog);
+        return EXIT_DATA;
+    }
+
+    /* The trace's absolute name (the program may change directory); by
+     * default completed in the child with its pid. */
+    char cwd[PATH_MAX], pattern[2 * PATH_MAX + 64];
+    if (!getcwd(cwd, sizeof cwd)) {
+        cli_error("run", "cannot get the current directory: %s", strerror(errno));
+        return EXIT_DATA;
+    }
+    if (!output)
+        snprintf(pattern, sizeof pattern, "%s/memtrace.", cwd);
+    else if (output[0] == '/')
+        snprintf(pattern, sizeof pattern, "%s", output);
+    else
+        snprintf(pattern, sizeof pattern, "%s/%s", cwd, output);
+
+    fflush(stdout);
+    fflush(stderr);
+    struct sigaction ign = {.sa_handler = SIG_IGN}, fwd = {.sa_handler = forward}, old_int,
+                     old_quit, old_term, old_hup;
+    sigaction(SIGINT, &ign, &old_int);    /* the terminal's ^C is for CMD */
+    sigaction(SIGQUIT, &ign, &old_quit);
+    sigaction(SIGTERM, &fwd, &old_term);
+    sigaction(SIGHUP, &fwd, &old_hup);
+    pid_t pid = fork();
+    if (pid < 0) {
+        cli_error("run", "cannot fork: %s", strerror(errno));
+        return EXIT_DATA;
+    }
+    if (!output) {
+        size_t k = strlen(pattern);
+        snprintf(pattern + k, sizeof pattern - k, "%ld.ctf", (long)(pid ? pid : getpid()));
+    }
+    if (pid == 0) {
+        sigaction(SIGINT, &old_int, NULL);
+        sigaction(SIGQUIT, &old_quit, NULL);
+        sigaction(SIGTERM, &old_term, NULL);
+        sigaction(SIGHUP, &old_hup, NULL);
+        char buf[32];
+        const char *pre = getenv("LD_PRELOAD");
+        char preload[2 * PATH_MAX + 2];
+        if (pre && *pre)
+            snprintf(preload, sizeof preload, "%s:%s", lib, pre);
+        else
+            snprintf(preload, sizeof preload, "%s", lib);
+        setenv("LD_PRELOAD", preload, 1);
+        setenv("MEMTRACE", pattern, 1);
+        if (have_rate) {
+            snprintf(buf, sizeof buf, "%.17g", rate);
+            setenv("MEMTRACE_RATE", buf, 1);
+        } else {
+            unsetenv("MEMTRACE_RATE");
+        }
+        if (context)
+            setenv("MEMTRACE_CONTEXT", context, 1);
+        if (follow_fork)
+            setenv("MEMTRACE_FOLLOW_FORK", "1", 1);
+        else
+            unsetenv("MEMTRACE_FOLLOW_FORK");
+        if (follow_exec)
+            setenv("MEMTRACE_FOLLOW_EXEC", "1", 1);
+        else
+            unsetenv("MEMTRACE_FOLLOW_EXEC");
+        execv(prog, cmd);
+        int e = errno;
+        fprintf(stderr, "memtrace run: cannot run %s: %s\n", prog, strerror(e));
+        _exit(e == ENOENT ? 127 : 126);
+    }
+    child_pid = pid;
+    int status;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR) {
+            cli_error("run", "waitpid: %s", strerror(errno));
+            return EXIT_DATA;
+        }
+
+    /* The names the profiler gave the traces: %p is a process id; without
+     * it, children's traces are NAME-without-.ctf.PID.ctf. */
+    char path[sizeof pattern + 32], gl[sizeof pattern + 32];
+    size_t o = 0, g = 0;
+    for (const char *p = pattern; *p && o + 24 < sizeof path; p++) {
+        if (p[0] == '%' && p[1] == 'p') {
+            o += (size_t)snprintf(path + o, sizeof path - o, "%ld", (long)pid);
+            gl[g++] = '*';
+            p++;
+        } else {
+            path[o++] = *p;
+            gl[g++] = *p;
+        }
+    }
+    path[o] = gl[g] = 0;
+    if (!strstr(pattern, "%p")) {
+        size_t k = strlen(path);
+        if (k > 4 && strcmp(path + k - 4, ".ctf") == 0)
+            k -= 4;
+        snprintf(gl, sizeof gl, "%.*s.*.ctf", (int)k, path);
+    }
+    struct stat st;
+    if (stat(path, &st) == 0 && st.st_size > 0)
+        fprintf(stderr, "memtrace run: trace written to %s\n", path);
+    else
+        fprintf(stderr, "memtrace run: no trace was written to %s\n", path);
+    if (follow_fork || follow_exec) {
+        glob_t gb;
+        if (glob(gl, 0, NULL, &gb) == 0) {
+            size_t more = 0;
+            for (size_t j = 0; j < gb.gl_pathc; j++)
+                if (strcmp(gb.gl_pathv[j], path) != 0)
+                    more++;
+            if (more)
+                fprintf(stderr, "memtrace run: %zu more trace%s of child processes: %s\n",
+                        more, more > 1 ? "s" : "", gl);
+            globfree(&gb);
+        }
+    }
+    if (WIFEXITED(status))
+        return WEXITSTATUS(status);
+    if (WIFSIGNALED(status))
+        return 128 + WTERMSIG(status);
+    return EXIT_DATA;
+}

@@ -1,0 +1,70 @@
+/*
+ * api.c - the in-process API of include/memtrace/profiler.h, with the
+ * preload library linked: start, refusals (second session, bad rate,
+ * unwritable file), external allocations from a pool (4000 x 2500 bytes,
+ * half released), stop.   api TRACE
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "memtrace/profiler.h"
+
+static uint64_t tokens[4000];
+
+__attribute__((noinline)) static uint64_t pool_alloc(size_t n)
+{
+    uint64_t t = mt_profiler_ext_alloc(n); /* SITE_POOL */
+    __asm__ volatile("" ::: "memory");
+    return t;
+}
+
+int main(int argc, char **argv)
+{
+    char err[512];
+    int bad = 0;
+    if (argc != 2)
+        return 2;
+    if (mt_profiler_active()) {
+        puts("active before start");
+        bad++;
+    }
+    if (mt_profiler_start("/nonexistent-dir/x.ctf", 1e-2, NULL, err, sizeof err) == 0 ||
+        !strstr(err, "cannot open memtrace file /nonexistent-dir/x.ctf")) {
+        printf("unwritable file: '%s'\n", err);
+        bad++;
+    }
+    if (mt_profiler_start(argv[1], 2.0, NULL, err, sizeof err) == 0 ||
+        !strstr(err, "between 0 and 1")) {
+        printf("rate 2: '%s'\n", err);
+        bad++;
+    }
+    if (mt_profiler_start(argv[1], 1e-2, "api test", err, sizeof err) != 0) {
+        printf("start: %s\n", err);
+        return 1;
+    }
+    if (mt_profiler_start(argv[1], 1e-2, NULL, err, sizeof err) == 0 ||
+        !strstr(err, "only one")) {
+        printf("second start: '%s'\n", err);
+        bad++;
+    }
+    if (!mt_profiler_active()) {
+        puts("not active after start");
+        bad++;
+    }
+    for (int i = 0; i < 4000; i++)
+        tokens[i] = pool_alloc(2500);
+    for (int i = 0; i < 4000; i += 2)
+        mt_profiler_ext_free(tokens[i]);
+    mt_profiler_ext_free(0);
+    if (mt_profiler_flush() != 0) {
+        puts("flush failed");
+        bad++;
+    }
+    if (mt_profiler_stop() != 0 || mt_profiler_stop() != -1 || mt_profiler_active()) {
+        puts("stop");
+        bad++;
+    }
+    printf("api: %s\n", bad ? "FAILED" : "ok");
+    return bad != 0;
+}

@@ -1,0 +1,331 @@
+#!/usr/bin/env bash
+# profiler_test.sh CASE CLI PRELOAD BINDIR SRCDIR [STATIC_PROG] [CXX_PROG]
+# Runs programs under the native heap profiler (libmemtrace_preload.so) and
+# checks their traces with the memtrace tools. Each CASE is one ctest.
+# Every program must behave as without the profiler (same output, same
+# exit status) and every trace must pass `memtrace check`.
+set -u
+export LC_ALL=C
+CASE=$1 CLI=$2 PRELOAD=$3 BIN=$4 SRC=$5 STATIC=${6:-} CXX=${7:-}
+T=$(mktemp -d "${TMPDIR:-/tmp}/memtrace-prof.XXXXXX") || exit 1
+trap 'rm -rf "$T"' EXIT
+cd "$T" || exit 1
+FAILS=0
+fail() { echo "FAIL $*"; FAILS=$((FAILS + 1)); }
+ok() { echo "ok   $*"; }
+line_of() { grep -nF "$2" "$1" | head -1 | cut -d: -f1; }   # line of a marker
+
+# same_run NAME CMD...: CMD plain and under `memtrace run RUNOPTS` (array)
+# give the same stdout and exit status; the trace is $T/NAME.ctf.
+same_run() {
+  local name=$1; shift
+  "$@" > "$T/$name.plain" 2> "$T/$name.plain.err"
+  local want=$?
+  timeout 240 "$CLI" run "${RUNOPTS[@]}" -o "$T/$name.ctf" -- "$@" > "$T/$name.out" 2> "$T/$name.err"
+  local got=$?
+  [ "$got" = "$want" ] || { fail "$name: exit status $got under the profiler, $want without"; cat "$T/$name.err"; }
+  cmp -s "$T/$name.plain" "$T/$name.out" || { fail "$name: output differs under the profiler"; diff "$T/$name.plain" "$T/$name.out" | head -5; }
+  grep -q "memtrace run: trace written to $T/$name.ctf" "$T/$name.err" || { fail "$name: no 'trace written' line"; cat "$T/$name.err"; }
+  valid "$name" "$T/$name.ctf"
+}
+has_samples() {  # has_samples TRACE
+  "$CLI" check "$1" | grep -q "allocs: *[1-9]" && ok "$(basename "$1") has samples" || fail "$1 has no samples"
+}
+valid() {  # valid WHAT TRACE
+  "$CLI" check "$2" > "$T/check.out" 2>&1 && grep -q "result: *valid" "$T/check.out" ||
+    { fail "$1: memtrace check rejects $2"; head -20 "$T/check.out"; return 1; }
+  ok "$1: $(basename "$2") is valid ($(grep 'allocs:' "$T/check.out" | tr -s ' '))"
+}
+# within NAME ESTIMATE EXPECTED_BYTES RATE: |est - exp| <= 4 standard errors
+# (samples are Poisson with mean bytes / 8 * rate)
+within() {
+  awk -v n="$1" -v e="$2" -v x="$3" -v r="$4" 'BEGIN {
+    s = x / 8 * r; tol = 4 / sqrt(s); d = (e - x) / x; good = d <= tol && d >= -tol;
+    printf "%s %s: estimated %.0f bytes, allocated %.0f (%+.2f%%, tolerance 4 sigma = %.2f%%)\n",
+      good ? "ok  " : "FAIL", n, e, x, 100 * d, 100 * tol;
+    exit !good }' || FAILS=$((FAILS + 1))
+}
+rate_is() {  # rate_is TRACE RATE: the trace's sample rate equals RATE
+  local r
+  r=$("$CLI" top --json "$1" 2>/dev/null | grep -o '"sample_rate": [0-9.e+-]*' | awk '{print $2}')
+  awk -v a="${r:-0}" -v b="$2" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b > 0 && d <= 1e-6 * b) }'
+}
+json_site() {  # json_site JSONFILE SITE-SUBSTRING FIELD
+  grep -F "\"site\": \"$2" "$1" | head -1 | grep -o "\"$3\": [0-9.e+-]*" | head -1 | awk '{print $2}'
+}
+
+case $CASE in
+accuracy)
+  # Known amounts from known sites (accuracy.c); rate 1e-2 makes 4 standard
+  # errors less than 5% for the smallest site (8 MiB).
+  RATE=1e-2
+  RUNOPTS=(--rate $RATE)
+  same_run acc "$BIN/profiler_accuracy"
+  "$CLI" top --by line --limit 0 --json acc.ctf > top.json || fail "top --json failed"
+  MIB=1048576
+  A=$(json_site top.json "alloc_a (" allocated_bytes)
+  B=$(json_site top.json "alloc_b (" allocated_bytes)
+  C=$(json_site top.json "alloc_c (" allocated_bytes)
+  D=$(json_site top.json "make_block (" allocated_bytes)
+  within "site A (1 KiB blocks)" "${A:-0}" $((200 * MIB)) $RATE
+  within "site B (48-byte blocks)" "${B:-0}" $((20 * MIB)) $RATE
+  within "site C (leaked 4 KiB blocks)" "${C:-0}" $((8 * MIB)) $RATE
+  within "site D (inlined make_block)" "${D:-0}" $((16 * MIB)) $RATE
+  CE=$(json_site top.json "alloc_c (" end_bytes)
+  within "site C live at end" "${CE:-0}" $((8 * MIB)) $RATE
+  # Site C leads the live-at-end ranking; nothing else is live at the end
+  # but stdio's buffer.
+  "$CLI" top --sort end --json acc.ctf > end.json
+  first=$(grep -o '"site": "[^"]*' end.json | head -1 | cut -d'"' -f4)
+  [ "$first" = "alloc_c" ] && ok "alloc_c first among live at end" || fail "first live at end: '$first'"
+  # file:line of each site, and the inlined function: its own line in
+  # accuracy_helper.h and its caller's line in accuracy.c for one code.
+  for s in A B C; do
+    fn=alloc_$(echo $s | tr ABC abc)
+    l=$(line_of "$SRC/accuracy.c" "SITE_$s */")
+    grep -qF "\"site\": \"$fn ($SRC/accuracy.c:$l)\"" top.json && ok "site $s at accuracy.c:$l" ||
+      fail "site $s: no '$fn ($SRC/accuracy.c:$l)' in top --by line"
+  done
+  li=$(line_of "$SRC/accuracy_helper.h" "SITE_D_INNER")
+  lc=$(line_of "$SRC/accuracy.c" "SITE_D_CALL")
+  "$CLI" dump acc.ctf > dump.txt || fail "dump failed"
+  grep -q "build_d@$SRC/accuracy.c:$lc:[0-9]*-[0-9]* make_block@$SRC/accuracy_helper.h:$li:" dump.txt &&
+    ok "inlined make_block at accuracy_helper.h:$li, called from build_d at accuracy.c:$lc" ||
+    { fail "no 'build_d@accuracy.c:$lc ... make_block@accuracy_helper.h:$li' frame in dump"; grep -m1 make_block dump.txt; }
+  "$CLI" hotspots acc.ctf > hot.txt || fail "hotspots failed"
+  grep -q "at alloc_a (" hot.txt && grep -q "at make_block (" hot.txt && ok "hotspots names the sites" ||
+    { fail "hotspots lacks alloc_a / make_block"; head -20 hot.txt; }
+  "$CLI" info acc.ctf > info.txt
+  grep -q "of $BIN/profiler_accuracy" info.txt && rate_is acc.ctf 0.01 &&
+    grep -q "memtrace-c .* native preload" info.txt && ok "trace_info: executable, rate, runtime params" ||
+    { fail "info"; cat info.txt; }
+  ;;
+
+env)
+  # The environment interface without the wrapper (spec 10.4).
+  P="$BIN/profiler_accuracy"
+  "$P" > plain.out
+  for bad in abc 0 2 -1e-3 nan 1e-3x "" ; do
+    [ -z "$bad" ] && continue
+    rm -f e.ctf
+    LD_PRELOAD=$PRELOAD MEMTRACE=e.ctf MEMTRACE_RATE=$bad "$P" > e.out 2> e.err
+    rc=$?
+    [ $rc = 0 ] && cmp -s plain.out e.out || fail "MEMTRACE_RATE=$bad: program did not run normally (rc $rc)"
+    grep -qx "memtrace: MEMTRACE_RATE=$bad: the sampling rate must be a number between 0 and 1; running untraced" e.err &&
+      [ "$(wc -l < e.err)" = 1 ] && ok "MEMTRACE_RATE=$bad refused in one line" || { fail "MEMTRACE_RATE=$bad message"; cat e.err; }
+    [ ! -s e.ctf ] || fail "MEMTRACE_RATE=$bad: a trace was written"
+  done
+  for good in " 1e-3" 1_000e-6 0x1p-10 1; do
+    rm -f g.ctf
+    LD_PRELOAD=$PRELOAD MEMTRACE=g.ctf MEMTRACE_RATE="$good" MEMTRACE_CONTEXT="ctx $good" "$P" > g.out 2> g.err
+    want=$(awk -v r="$good" 'BEGIN { gsub("_", "", r); if (r ~ /^0x/) r = 2^-10; printf "%.17g", r + 0 }')
+    "$CLI" info g.ctf > info.txt 2>&1
+    [ ! -s g.err ] && rate_is g.ctf "$want" && grep -q "with context: ctx $good" info.txt &&
+      ok "MEMTRACE_RATE='$good' accepted (rate $want, context)" || { fail "MEMTRACE_RATE='$good'"; cat g.err info.txt; }
+  done
+  # Default rate 1e-5; MEMTRACE empty or unset: nothing traced.
+  LD_PRELOAD=$PRELOAD MEMTRACE=d.ctf "$P" > /dev/null && rate_is d.ctf 1e-5 &&
+    ok "default rate 1e-05" || fail "default rate"
+  LD_PRELOAD=$PRELOAD MEMTRACE= "$P" > n.out 2> n.err && cmp -s plain.out n.out && [ ! -s n.err ] &&
+    [ -z "$(ls *.ctf 2>/dev/null | grep -v -e '^g.ctf$' -e '^d.ctf$')" ] && ok "MEMTRACE empty: untraced" || fail "MEMTRACE empty"
+  # A file that cannot be opened: one line, the program runs on.
+  LD_PRELOAD=$PRELOAD MEMTRACE=/nonexistent-dir/t.ctf "$P" > o.out 2> o.err
+  rc=$?
+  [ $rc = 0 ] && cmp -s plain.out o.out && [ "$(wc -l < o.err)" = 1 ] &&
+    grep -q "^memtrace: cannot open memtrace file /nonexistent-dir/t.ctf: No such file or directory; running untraced$" o.err &&
+    ok "unopenable file: one line, program unharmed" || { fail "unopenable file (rc $rc)"; cat o.err; }
+  # A full disk (/dev/full: the first packet cannot be written): one line,
+  # the program runs on untraced.
+  if [ -w /dev/full ]; then
+    LD_PRELOAD=$PRELOAD MEMTRACE=/dev/full MEMTRACE_RATE=1e-2 "$P" > f.out 2> f.err
+    rc=$?
+    [ $rc = 0 ] && cmp -s plain.out f.out && [ "$(wc -l < f.err)" = 1 ] &&
+      grep -q "^memtrace: cannot write memtrace file /dev/full: .*No space left on device; running untraced$" f.err &&
+      ok "disk full (/dev/full): one line, program unharmed" || { fail "disk full (rc $rc)"; cat f.err; }
+  else
+    fail "/dev/full is not writable here: the disk-full case cannot be tested"
+  fi
+  # A file another process is tracing into: the second runs untraced.
+  LD_PRELOAD=$PRELOAD MEMTRACE=l.ctf "$P" > /dev/null &
+  bg=$!
+  sleep 0.05
+  LD_PRELOAD=$PRELOAD MEMTRACE=l.ctf "$P" > l.out 2> l.err
+  rc=$?
+  wait $bg
+  [ $rc = 0 ] && cmp -s plain.out l.out && grep -q "^memtrace: cannot lock memtrace file l.ctf: is another process using it?; running untraced$" l.err &&
+    ok "locked file: one line, second program unharmed" ||
+    { [ -s l.err ] && { fail "locked file (rc $rc)"; cat l.err; } || echo "note: the first program ended before the second started; lock case not exercised"; }
+  # Children are not traced and do not see the profiler (MEMTRACE emptied,
+  # the library removed from LD_PRELOAD, other entries kept).
+  LD_PRELOAD="$PRELOAD /lib/x86_64-linux-gnu/libm.so.6" MEMTRACE=c.ctf \
+    /bin/sh -c 'echo "[$MEMTRACE][$LD_PRELOAD]"' > c.out 2> c.err
+  grep -qx "\[\]\[/lib/x86_64-linux-gnu/libm.so.6\]" c.out && ok "environment cleaned for children: $(cat c.out)" ||
+    { fail "children's environment: $(cat c.out)"; cat c.err; }
+  ;;
+
+run_cli)
+  "$CLI" run --help > h.out && grep -q "^Usage: memtrace run" h.out && ok "run --help" || fail "run --help"
+  for args in "" "--rate" "--rate 0 -- true" "--rate 1.5 true" "--every 4 true" "--every x true" \
+              "--rate 1e-3 --every 4096 true" "--bogus true" "-o"; do
+    "$CLI" run $args > u.out 2> u.err
+    rc=$?
+    [ $rc = 2 ] && grep -q "^memtrace run: " u.err && ok "usage error: run $args" || { fail "run $args: exit $rc"; cat u.err; }
+  done
+  "$CLI" run -- /bin/sh -c 'exit 7' 2> s.err; rc=$?
+  [ $rc = 7 ] && ok "exit status 7 passed on" || fail "exit status: $rc"
+  "$CLI" run -- /bin/sh -c 'kill -TERM $$' 2> s.err; rc=$?
+  [ $rc = 143 ] && ok "killed by SIGTERM: 143" || fail "signal status: $rc"
+  "$CLI" run -- no-such-command-xyz > /dev/null 2> s.err; rc=$?
+  [ $rc = 1 ] && grep -q "no-such-command-xyz: command not found" s.err && ok "missing command" || { fail "missing command: $rc"; cat s.err; }
+  # default name: memtrace.PID.ctf in the current directory, PID = the program's
+  "$CLI" run -- /bin/sh -c 'echo $$ > pid.txt' 2> d.err
+  pid=$(cat pid.txt)
+  [ -s "memtrace.$pid.ctf" ] && grep -qx "memtrace run: trace written to $T/memtrace.$pid.ctf" d.err &&
+    ok "default trace name memtrace.$pid.ctf" || { fail "default name"; cat d.err; ls; }
+  valid "default name" "memtrace.$pid.ctf"
+  rate_is "memtrace.$pid.ctf" 1e-5 && ok "default rate 1e-05" || fail "default rate"
+  "$CLI" run --every 4k -o every.ctf -- /bin/true 2> /dev/null && rate_is every.ctf 0.001953125 &&
+    ok "--every 4k: rate 8/4096" || fail "--every 4k"
+  # statically linked programs are refused
+  if [ -n "$STATIC" ]; then
+    "$CLI" run -- "$STATIC" > st.out 2> st.err; rc=$?
+    [ $rc = 1 ] && grep -q "is statically linked: it cannot be profiled by preloading" st.err && [ ! -s st.out ] &&
+      ok "static binary refused" || { fail "static binary: rc $rc"; cat st.err st.out; }
+  else
+    fail "no static test program (libc.a missing: apt-get install libc6-dev)"
+  fi
+  # MEMTRACE_PRELOAD override
+  MEMTRACE_PRELOAD=/nonexistent/libx.so "$CLI" run -- /bin/true 2> p.err; rc=$?
+  [ $rc = 1 ] && grep -q "cannot find libmemtrace_preload.so" p.err && ok "MEMTRACE_PRELOAD missing file" || fail "MEMTRACE_PRELOAD: $rc"
+  ;;
+
+threads)
+  RUNOPTS=(--rate 1e-3)
+  same_run stress "$BIN/profiler_stress"
+  [ "$(ls stress*.ctf | wc -l)" = 1 ] && ok "children untraced by default" || { fail "children traced without --follow"; ls; }
+  RUNOPTS=(--rate 1e-3 --follow-fork --follow-exec)
+  same_run follow "$BIN/profiler_stress"
+  n=0
+  for f in follow.*.ctf; do
+    [ -e "$f" ] || continue
+    n=$((n + 1))
+    valid "child trace" "$f"
+  done
+  [ $n = 2 ] && ok "--follow-fork --follow-exec: 2 child traces (fork, exec)" || { fail "child traces: $n"; ls; }
+  grep -q "2 more traces of child processes: $T/follow.\*.ctf" follow.err && ok "child traces announced" || { fail "announce"; cat follow.err; }
+  # the forked child allocated 5000 x 2 KiB, the exec'd one 20000 blocks
+  # of 100-999 bytes: both traces have samples
+  for f in follow.*.ctf; do
+    "$CLI" check "$f" | grep -q "allocs: *[1-9]" && ok "$f has samples" || fail "$f has no samples"
+  done
+  # with --follow-fork only, the forked children are traced (the one that
+  # then execs has a trace without events: exec ends its session) and the
+  # exec'd program is not
+  RUNOPTS=(--rate 1e-3 --follow-fork)
+  same_run ff "$BIN/profiler_stress"
+  n=0 empty=0
+  for f in ff.*.ctf; do
+    [ -e "$f" ] || continue
+    n=$((n + 1))
+    valid "child trace" "$f"
+    "$CLI" check "$f" | grep -q "allocs: *0 " && empty=$((empty + 1))
+  done
+  [ $n = 2 ] && [ $empty = 1 ] && ok "--follow-fork: forked children traced, exec'd program not" || { fail "--follow-fork: $n traces, $empty empty"; ls; }
+  ;;
+
+signal_dlopen)
+  RUNOPTS=(--rate 1e-2)
+  same_run sigdl "$BIN/profiler_sigdl" "$BIN/libprofiler_plugin.so"
+  "$CLI" top --by line --json sigdl.ctf > top.json
+  l=$(line_of "$SRC/plugin.c" "SITE_PLUGIN")
+  P=$(json_site top.json "plugin_block ($SRC/plugin.c:$l)" allocated_bytes)
+  within "dlopen'ed plugin (opened twice)" "${P:-0}" $((8 * 1048576)) 1e-2
+  l=$(line_of "$SRC/sigdl.c" "SITE_HANDLER")
+  H=$(json_site top.json "handler ($SRC/sigdl.c:$l)" allocated_bytes)
+  # 1000 handlers ran on the normal stack (sampled); those on the alternate
+  # stack are never sampled (a small stack is no place for unwinding).
+  within "signal handler allocations (normal stack)" "${H:-0}" $((1000 * 8 * 4096)) 1e-2
+  ;;
+
+api)
+  "$BIN/profiler_api" api.ctf > api.out 2> api.err; rc=$?
+  [ $rc = 0 ] && grep -q "api: ok" api.out && ok "in-process API calls" || { fail "api program: rc $rc"; cat api.out api.err; }
+  valid api api.ctf
+  "$CLI" info api.ctf | grep -q "with context: api test" && ok "context from mt_profiler_start" || fail "context"
+  "$CLI" top --by line --json api.ctf > top.json
+  l=$(line_of "$SRC/api.c" "SITE_POOL")
+  E=$(json_site top.json "pool_alloc ($SRC/api.c:$l)" allocated_bytes)
+  L=$(json_site top.json "pool_alloc ($SRC/api.c:$l)" end_bytes)
+  within "external allocations" "${E:-0}" $((4000 * 2500)) 1e-2
+  within "external allocations live at end" "${L:-0}" $((2000 * 2500)) 1e-2
+  "$CLI" top --source external --json api.ctf | grep -q '"site": "pool_alloc"' && ok "source external" || fail "source"
+  ;;
+
+cxx)
+  [ -n "$CXX" ] || { fail "no C++ test program (g++ missing: scripts/install-deps.sh installs it)"; exit 1; }
+  RUNOPTS=(--rate 1e-3)
+  same_run cxx "$CXX"
+  "$CLI" dump cxx.ctf > dump.txt
+  grep -q "_Znwm@libstdc++" dump.txt && ok "operator new (libstdc++, ELF symbol) in backtraces" ||
+    { fail "no operator new frame"; grep -m2 alloc dump.txt; }
+  grep -q "main@$SRC/cxx_map.cpp:" dump.txt && grep -q "make@$SRC/cxx_map.cpp:" dump.txt &&
+    ok "cxx_map.cpp frames (main, make) with file:line" || fail "no cxx_map.cpp frames"
+  ;;
+
+real_programs)
+  RUNOPTS=(--rate 1e-4)
+  # the system's programs themselves (not wrapper scripts such as pyenv's
+  # shims, whose exec'd program would run untraced)
+  for p in python3 perl sqlite3 gcc; do
+    [ -x /usr/bin/$p ] || fail "/usr/bin/$p is not installed (scripts/install-deps.sh installs it)"
+  done
+  if [ -x /usr/bin/python3 ]; then
+    same_run python3 /usr/bin/python3 -c '
+import json, collections
+d = {str(i): [i] * (i % 50) for i in range(50000)}
+c = collections.Counter(len(v) for v in d.values())
+s = json.dumps(d)
+print(len(s), sorted(c.items())[:3])
+raise SystemExit(3)'
+    has_samples python3.ctf
+  fi
+  if [ -x /usr/bin/perl ]; then
+    same_run perl /usr/bin/perl -e 'my %h; $h{$_} = "x" x ($_ % 100) for 1..100000; my $t = 0; $t += length $h{$_} for keys %h; print "$t\n";'
+    has_samples perl.ctf
+  fi
+  if [ -x /usr/bin/sqlite3 ]; then
+    { echo "create table t(id integer primary key, name text, v real);"
+      echo "begin;"
+      for i in $(seq 1 3000); do echo "insert into t(name, v) values('name-$i', $i.5);"; done
+      echo "commit;"
+      echo "create index tv on t(v);"
+      for i in $(seq 1 300); do echo "select count(*), sum(v) from t where v > $((i * 10));"; done
+      echo "select name from t where id % 500 = 0;"
+    } > db.sql
+    same_run sqlite3 /usr/bin/sqlite3 -init /dev/null -batch :memory: ".read db.sql"
+    has_samples sqlite3.ctf
+  fi
+  if [ -x /usr/bin/gcc ]; then
+    cp "$SRC/accuracy.c" "$SRC/accuracy_helper.h" .
+    RUNOPTS=(--rate 1e-4 --follow-exec)
+    same_run gcc /usr/bin/gcc -O2 -g -c accuracy.c -o acc.o
+    n=0 cc1=0
+    for f in gcc.*.ctf; do
+      [ -e "$f" ] || continue
+      n=$((n + 1))
+      valid "gcc child" "$f"
+      "$CLI" info "$f" | grep -q "^   of .*/cc1\$" && "$CLI" check "$f" | grep -q "allocs: *[1-9]" && cc1=1
+    done
+    [ $cc1 = 1 ] && ok "gcc --follow-exec: $n child traces, cc1's with samples" ||
+      fail "gcc --follow-exec: no cc1 trace with samples among $n"
+  fi
+  ;;
+
+*) echo "unknown case $CASE"; exit 2 ;;
+esac
+
+if [ $FAILS -ne 0 ]; then
+  echo "$FAILS check(s) failed"
+  exit 1
+fi
+echo "all $CASE checks passed"

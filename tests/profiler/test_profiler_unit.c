@@ -1,0 +1,250 @@
+/*
+ * test_profiler_unit.c - the profiler's parts that do not replace malloc,
+ * tested directly (also under ASan/UBSan): the geometric sampler's
+ * distribution (spec 10.2), the table of sampled pointers (including
+ * lock-free readers during rebuilds), and the symbolizer on this very
+ * binary (file, line, inlined chain) and on a library without debug
+ * information (ELF symbol and module name).
+ */
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profiler/profiler_int.h"
+
+static int fails;
+#define CHECK(c, ...)                                                      \
+    do {                                                                   \
+        if (!(c)) {                                                        \
+            fails++;                                                       \
+            printf("FAIL %s:%d: ", __FILE__, __LINE__);                    \
+            printf(__VA_ARGS__);                                           \
+            printf("\n");                                                  \
+        }                                                                  \
+    } while (0)
+
+/* ---- sampler ------------------------------------------------------------- */
+
+static void test_log_approx(void)
+{
+    double worst = 0;
+    for (double y = 1; y < 2147483648.0; y = y * 1.37 + 1) {
+        double d = fabs(mt_sampler_log_approx(y) - log(y / 2147483648.0));
+        if (d > worst)
+            worst = d;
+    }
+    CHECK(worst < 2e-3, "log_approx off by %g", worst);
+    printf("ok   log_approx within %.2g of ln(y/2^31)\n", worst);
+}
+
+static void test_distribution(double rate, long n)
+{
+    uint64_t rng = 12345;
+    double c = mt_sampler_coef(rate);
+    double sum = 0;
+    long k1 = 0, k3 = 0;
+    for (long i = 0; i < n; i++) {
+        int64_t d = mt_sampler_draw(&rng, c);
+        CHECK(d >= 1, "draw %lld < 1", (long long)d);
+        sum += (double)d;
+        k1 += d == 1;
+        k3 += d == 3;
+    }
+    double mean = sum / n, want = 1 / rate;
+    /* the mean of n geometric draws has sd sqrt(1-p)/p/sqrt(n) */
+    double tol = 5 * sqrt(1 - rate) / rate / sqrt((double)n) + 1e-9;
+    CHECK(fabs(mean - want) <= tol, "rate %g: mean %g, expected %g +- %g", rate, mean, want, tol);
+    double p1 = (double)k1 / n, p3 = (double)k3 / n;
+    double w3 = (1 - rate) * (1 - rate) * rate;
+    CHECK(fabs(p1 - rate) < 0.01 && fabs(p3 - w3) < 0.01,
+          "rate %g: P(1)=%g P(3)=%g, expected %g %g", rate, p1, p3, rate, w3);
+    printf("ok   rate %g: mean %.6g (expected %.6g), P(X=1) %.4f, P(X=3) %.4f (expected %.4f)\n",
+           rate, mean, want, p1, p3, w3);
+}
+
+/* ---- pointer table ------------------------------------------------------- */
+
+#define KEEP 1000
+static atomic_int stop_readers;
+static atomic_long reader_misses, reader_probes;
+
+static uintptr_t kept(int i)
+{
+    return (uintptr_t)0x10000000 + (uintptr_t)i * 48;
+}
+
+static void *reader(void *arg)
+{
+    (void)arg;
+    long misses = 0, probes = 0;
+    while (!atomic_load(&stop_readers))
+        for (int i = 0; i < KEEP; i++, probes++)
+            misses += !mt_ptrtable_contains(kept(i));
+    atomic_fetch_add(&reader_misses, misses);
+    atomic_fetch_add(&reader_probes, probes);
+    return NULL;
+}
+
+static void test_ptrtable(void)
+{
+    CHECK(!mt_ptrtable_contains(0) && !mt_ptrtable_contains(16), "empty table has entries");
+    for (int i = 0; i < KEEP; i++)
+        CHECK(mt_ptrtable_insert(kept(i), i) == 0, "insert failed");
+    CHECK(mt_ptrtable_count() == KEEP, "count %zu", mt_ptrtable_count());
+    CHECK(!mt_ptrtable_contains(0), "NULL found");
+
+    /* Readers look for the kept pointers while other pointers come and go
+     * (tombstones, same-size rebuilds into the spare buffer, growth). */
+    pthread_t th[2];
+    for (int i = 0; i < 2; i++)
+        pthread_create(&th[i], NULL, reader, NULL);
+    long churn = 0;
+    for (int round = 0; round < 200; round++) {
+        int n = round % 50 == 49 ? 20000 : 2000;   /* sometimes grow */
+        for (int i = 0; i < n; i++, churn++)
+            mt_ptrtable_insert((uintptr_t)0x70000000 + (uintptr_t)i * 32, 100000 + i);
+        for (int i = 0; i < n; i++) {
+            int64_t id = -1;
+            CHECK(mt_ptrtable_remove((uintptr_t)0x70000000 + (uintptr_t)i * 32, &id) == 1 &&
+                      id == 100000 + i, "remove %d gave id %lld", i, (long long)id);
+        }
+    }
+    atomic_store(&stop_readers, 1);
+    for (int i = 0; i < 2; i++)
+        pthread_join(th[i], NULL);
+    CHECK(atomic_load(&reader_misses) == 0, "lock-free readers missed %ld of %ld lookups",
+          atomic_load(&reader_misses), atomic_load(&reader_probes));
+    CHECK(mt_ptrtable_count() == KEEP, "count %zu after churn", mt_ptrtable_count());
+    for (int i = 0; i < KEEP; i++) {
+        int64_t id = -1;
+        CHECK(mt_ptrtable_remove(kept(i), &id) == 1 && id == i, "kept %d: id %lld", i, (long long)id);
+        CHECK(!mt_ptrtable_contains(kept(i)), "removed %d still found", i);
+    }
+    int64_t id;
+    CHECK(mt_ptrtable_remove(kept(0), &id) == 0, "double remove succeeded");
+    /* re-insert of a present address takes the new id */
+    mt_ptrtable_insert(0x5000, 1);
+    mt_ptrtable_insert(0x5000, 2);
+    CHECK(mt_ptrtable_count() == 1 && mt_ptrtable_remove(0x5000, &id) == 1 && id == 2,
+          "duplicate insert");
+    mt_ptrtable_insert(0x6000, 3);
+    mt_ptrtable_clear();
+    CHECK(!mt_ptrtable_contains(0x6000) && mt_ptrtable_count() == 0, "clear");
+    printf("ok   pointer table: %ld inserts and removes, %ld lock-free lookups, no miss\n",
+           churn, atomic_load(&reader_probes));
+}
+
+/* ---- symbolizer ---------------------------------------------------------- */
+
+uintptr_t nodebug_return_address(void);
+
+__attribute__((noinline)) static uintptr_t ret_addr(void)
+{
+    uintptr_t r = (uintptr_t)__builtin_return_address(0);
+    __asm__ volatile("" ::: "memory");
+    return r;
+}
+
+static inline __attribute__((always_inline)) uintptr_t inlined_here(void)
+{
+    return ret_addr() + 0; /* LINE_INLINED */
+}
+
+__attribute__((noinline)) static uintptr_t direct_caller(void)
+{
+    uintptr_t r = ret_addr(); /* LINE_DIRECT */
+    __asm__ volatile("" ::: "memory");
+    return r;
+}
+
+__attribute__((noinline)) static uintptr_t outer_caller(void)
+{
+    uintptr_t r = inlined_here(); /* LINE_OUTER */
+    __asm__ volatile("" ::: "memory");
+    return r;
+}
+
+static int line_of(const char *marker)
+{
+    FILE *f = fopen(SOURCE_FILE, "r");
+    char buf[512];
+    int line = 0, found = 0;
+    while (f && fgets(buf, sizeof buf, f)) {
+        line++;
+        if (strstr(buf, marker) && !strstr(buf, "line_of(")) {
+            found = line;
+            break;
+        }
+    }
+    if (f)
+        fclose(f);
+    return found;
+}
+
+static const char *base(const char *p)
+{
+    const char *s = strrchr(p, '/');
+    return s ? s + 1 : p;
+}
+
+static void test_symbolize(void)
+{
+    const mt_location *l;
+    size_t n;
+    uintptr_t code = direct_caller();
+    mt_symbolize(NULL, code, &l, &n);
+    CHECK(n == 1 && strcmp(l[0].function, "direct_caller") == 0 &&
+              strcmp(base(l[0].filename), "test_profiler_unit.c") == 0 &&
+              l[0].line == line_of("LINE_DIRECT"),
+          "direct: %zu locations, last %s@%s:%d (expected line %d)", n, l[n - 1].function,
+          l[n - 1].filename, l[n - 1].line, line_of("LINE_DIRECT"));
+    const mt_location *again;
+    size_t n2;
+    mt_symbolize(NULL, code, &again, &n2);
+    CHECK(again == l && n2 == n, "not cached");
+
+    code = outer_caller();
+    mt_symbolize(NULL, code, &l, &n);
+    CHECK(n == 2 && strcmp(l[0].function, "outer_caller") == 0 &&
+              l[0].line == line_of("LINE_OUTER") &&
+              strcmp(l[1].function, "inlined_here") == 0 &&
+              l[1].line == line_of("LINE_INLINED") &&
+              strcmp(base(l[1].filename), "test_profiler_unit.c") == 0,
+          "inlined: %zu locations: %s:%d %s:%d (expected outer_caller:%d inlined_here:%d)", n,
+          l[0].function, l[0].line, n > 1 ? l[1].function : "-", n > 1 ? l[1].line : 0,
+          line_of("LINE_OUTER"), line_of("LINE_INLINED"));
+    if (n == 2)
+        printf("ok   inlined chain: %s@%s:%d:%d, %s@%s:%d:%d\n", l[0].function,
+               base(l[0].filename), l[0].line, l[0].start_char, l[1].function,
+               base(l[1].filename), l[1].line, l[1].start_char);
+
+    code = nodebug_return_address();
+    mt_symbolize(NULL, code, &l, &n);
+    CHECK(n == 1 && strcmp(l[0].function, "nodebug_function") == 0 &&
+              strcmp(l[0].filename, "libprofiler_nodebug.so") == 0 && l[0].line == 0,
+          "no debug info: %zu locations, %s@%s:%d", n, l[0].function, l[0].filename, l[0].line);
+
+    mt_symbolize(NULL, 0x10, &l, &n);     /* mapped nowhere */
+    CHECK(n == 1 && strcmp(l[0].function, "0x10") == 0, "unmapped: %s@%s", l[0].function,
+          l[0].filename);
+    printf("ok   symbolizer: DWARF lines, inlined chain, ELF symbol fallback, unmapped code\n");
+    mt_symbolize_reset();
+}
+
+int main(void)
+{
+    test_log_approx();
+    test_distribution(0.01, 400000);
+    test_distribution(0.13, 400000);
+    test_distribution(0.42, 400000);
+    test_distribution(0.73, 400000);
+    test_distribution(1.0, 1000);
+    test_distribution(1e-5, 400000);
+    test_ptrtable();
+    test_symbolize();
+    printf("%s\n", fails ? "FAILED" : "all profiler unit tests passed");
+    return fails ? 1 : 0;
+}
