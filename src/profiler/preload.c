@@ -5,8 +5,9 @@
  * works from the first allocation of the process on.
  *
  * The unsampled path of an allocation is one subtraction from the thread's
- * byte countdown (initial-exec TLS) and a branch; free asks the lock-free
- * table of sampled pointers. Everything else is in session.c (mt_sample).
+ * byte countdown (initial-exec TLS) and a branch; free asks the filter in
+ * front of the lock-free table of sampled pointers (one hot load), and the
+ * table only when the filter says maybe. Everything else is in session.c (mt_sample).
  *
  * malloc_usable_size is not interposed: every block, sampled or not, is a
  * glibc block, so glibc's own answers for all of them.
@@ -33,7 +34,8 @@ static inline void *counted(void *p, size_t bytes)
 
 static inline void forget(void *p)
 {
-    if (MT_UNLIKELY(mt_ptrtable_contains((uintptr_t)p)))
+    if (MT_UNLIKELY(mt_ptrtable_maybe((uintptr_t)p)) &&
+        mt_ptrtable_contains((uintptr_t)p))
         mt_collect_ptr(p);
 }
 

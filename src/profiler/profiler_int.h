@@ -7,6 +7,7 @@
 #ifndef MT_PROFILER_INT_H
 #define MT_PROFILER_INT_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -42,6 +43,36 @@ MT_HIDDEN double mt_sampler_log_approx(double y);
 MT_HIDDEN uint64_t mt_sampler_seed(void);
 
 /* ---- ptrtable.c: sampled live pointers ----------------------------------- */
+
+/* In front of the table, a 4096-bit filter (512 bytes: it stays in the L1
+ * cache of a malloc-heavy program, where the table would not): a clear bit
+ * means "certainly not sampled", so nearly every free costs a hash and one
+ * load of a hot line. Bits are set at insert and dropped when the filter
+ * is rebuilt (into the other buffer) from the table; the generation count
+ * makes a reader that saw a rebuild answer "maybe". */
+#define MT_FILTER_BITS 12
+typedef struct mt_ptrfilter {
+    _Atomic unsigned gen;
+    _Atomic(_Atomic uint64_t *) bits;
+} mt_ptrfilter;
+extern mt_ptrfilter mt_filter MT_HIDDEN;
+
+static inline size_t mt_filter_index(uintptr_t a)
+{
+    return (size_t)(((uint64_t)(a >> 4) * 0x9E3779B97F4A7C15ull) >> (64 - MT_FILTER_BITS));
+}
+
+/* 0: addr is certainly not in the table; 1: look in the table. */
+static inline int mt_ptrtable_maybe(uintptr_t addr)
+{
+    unsigned g = atomic_load_explicit(&mt_filter.gen, memory_order_acquire);
+    _Atomic uint64_t *b = atomic_load_explicit(&mt_filter.bits, memory_order_acquire);
+    size_t i = mt_filter_index(addr);
+    if ((atomic_load_explicit(&b[i >> 6], memory_order_relaxed) >> (i & 63)) & 1)
+        return 1;
+    atomic_thread_fence(memory_order_acquire);
+    return atomic_load_explicit(&mt_filter.gen, memory_order_relaxed) != g;
+}
 
 /* Lookups are lock-free (any thread, any time); insert and remove must be
  * called under the session lock. */

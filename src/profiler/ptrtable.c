@@ -14,6 +14,8 @@
  * rebuild; a generation count, bumped before a buffer is rewritten and
  * checked by a reader after a miss (a seqlock), makes a reader that was
  * stalled during a rebuild look again instead of missing its pointer.
+ * The filter of profiler_int.h (mt_ptrtable_maybe) is rebuilt the same way,
+ * with the table or when too many of its bits are stale.
  */
 #include <stdatomic.h>
 #include <stdint.h>
@@ -38,7 +40,44 @@ typedef struct table {
 } table;
 
 static table *_Atomic cur;
-static _Atomic unsigned gen;    /* bumped before a spare buffer is reused */
+#define gen mt_filter.gen       /* bumped before a spare buffer is reused */
+
+#define FWORDS ((1u << MT_FILTER_BITS) / 64)
+static _Atomic uint64_t fbuf[2][FWORDS] __attribute__((aligned(64)));
+mt_ptrfilter mt_filter = {0, fbuf[0]};
+static size_t fset;             /* bits set in the current filter        */
+
+static void filter_set(_Atomic uint64_t *b, uintptr_t a)
+{
+    size_t i = mt_filter_index(a);
+    uint64_t m = (uint64_t)1 << (i & 63);
+    if (!(atomic_fetch_or_explicit(&b[i >> 6], m, memory_order_relaxed) & m))
+        fset++;
+}
+
+/* Under the lock, after gen was bumped: rebuild the filter from table t
+ * into the buffer not in use, and publish it. */
+static void filter_rebuild(table *t)
+{
+    _Atomic uint64_t *old = atomic_load_explicit(&mt_filter.bits, memory_order_relaxed);
+    _Atomic uint64_t *b = old == fbuf[0] ? fbuf[1] : fbuf[0];
+    for (size_t i = 0; i < FWORDS; i++)
+        atomic_store_explicit(&b[i], 0, memory_order_relaxed);
+    fset = 0;
+    if (t)
+        for (size_t i = 0; i < t->cap; i++) {
+            uintptr_t a = atomic_load_explicit(&t->slots[i].addr, memory_order_relaxed);
+            if (a > 1)
+                filter_set(b, a);
+        }
+    atomic_store_explicit(&mt_filter.bits, b, memory_order_release);
+}
+
+static void bump_gen(void)
+{
+    atomic_fetch_add_explicit(&gen, 1, memory_order_relaxed);
+    atomic_thread_fence(memory_order_release);
+}
 static table *spare;            /* same size as cur, or NULL               */
 static size_t used, live;       /* slots not EMPTY / holding a pointer     */
 
@@ -105,8 +144,7 @@ static int rebuild(table *t)
         spare = NULL;           /* the old pair is retired for good */
     } else if (t && spare) {
         n = spare;
-        atomic_fetch_add_explicit(&gen, 1, memory_order_relaxed);
-        atomic_thread_fence(memory_order_release);
+        bump_gen();
         for (size_t i = 0; i < n->cap; i++)
             atomic_store_explicit(&n->slots[i].addr, EMPTY, memory_order_relaxed);
     } else {
@@ -124,6 +162,8 @@ static int rebuild(table *t)
     atomic_store_explicit(&cur, n, memory_order_release);
     if (t && t->bits == n->bits)
         spare = t;
+    bump_gen();
+    filter_rebuild(n);
     return 0;
 }
 
@@ -154,6 +194,7 @@ int mt_ptrtable_insert(uintptr_t addr, int64_t id)
         i = tomb;
     else
         used++;
+    filter_set(atomic_load_explicit(&mt_filter.bits, memory_order_relaxed), addr);
     t->slots[i].id = id;
     atomic_store_explicit(&t->slots[i].addr, addr, memory_order_release);
     live++;
@@ -174,6 +215,12 @@ int mt_ptrtable_remove(uintptr_t addr, int64_t *id)
             *id = t->slots[i].id;
             atomic_store_explicit(&t->slots[i].addr, TOMB, memory_order_release);
             live--;
+            /* Bits of removed pointers stay set until the filter is
+             * rebuilt: do it when most set bits are stale. */
+            if (fset > 256 && fset > 4 * live) {
+                bump_gen();
+                filter_rebuild(t);
+            }
             return 1;
         }
     }
@@ -182,12 +229,12 @@ int mt_ptrtable_remove(uintptr_t addr, int64_t *id)
 void mt_ptrtable_clear(void)
 {
     table *t = atomic_load_explicit(&cur, memory_order_relaxed);
-    atomic_fetch_add_explicit(&gen, 1, memory_order_relaxed);
-    atomic_thread_fence(memory_order_release);
+    bump_gen();
     if (t)
         for (size_t i = 0; i < t->cap; i++)
             atomic_store_explicit(&t->slots[i].addr, EMPTY, memory_order_relaxed);
     used = live = 0;
+    filter_rebuild(NULL);
 }
 
 size_t mt_ptrtable_count(void)

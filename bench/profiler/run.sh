@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# run.sh [BUILD_DIR] [RUNS] - overhead of the native heap profiler.
+#  1. price of one sampled allocation (20 frames deep) with each unwinder:
+#     unwind_cost with every allocation sampled (MEMTRACE_RATE=1) minus the
+#     plain run, divided by the number of allocations;
+#  2. binary_trees and a 2-thread malloc stress run plain, under
+#     `memtrace run` at the default rate, at --every 4096, and under
+#     heaptrack (if installed), RUNS times each (default 5), interleaved;
+#     median wall time, ratio to plain, and trace file sizes.
+# BUILD_DIR (default build) holds memtrace and libmemtrace_preload.so.
+set -eu
+export LC_ALL=C
+HERE=$(cd "$(dirname "$0")" && pwd)
+BUILD=$(cd "${1:-build}" && pwd)
+RUNS=${2:-5}
+CLI=$BUILD/memtrace
+LIB=$BUILD/libmemtrace_preload.so
+[ -x "$CLI" ] && [ -f "$LIB" ] || { echo "build first: $CLI, $LIB"; exit 1; }
+W=$(mktemp -d "${TMPDIR:-/tmp}/memtrace-bench.XXXXXX")
+trap 'rm -rf "$W"' EXIT
+for p in unwind_cost binary_trees malloc_stress; do
+  gcc -O2 -g -o "$W/$p" "$HERE/$p.c" -lpthread
+done
+
+now() { date +%s.%N; }
+elapsed() {  # elapsed CMD...: wall seconds, output discarded
+  local t0 t1
+  t0=$(now)
+  "$@" > /dev/null 2> "$W/err" || { echo "failed: $*"; cat "$W/err"; exit 1; }
+  t1=$(now)
+  awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.4f\n", b - a }'
+}
+median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+echo "== price of one sampled allocation, 20 frames deep (median of 3)"
+N=200000
+for u in plain libunwind libgcc; do
+  for r in 1 2 3; do
+    if [ $u = plain ]; then
+      elapsed "$W/unwind_cost" 20 $N
+    else
+      MEMTRACE_UNWIND=$u LD_PRELOAD=$LIB MEMTRACE="$W/u.ctf" MEMTRACE_RATE=1 elapsed "$W/unwind_cost" 20 $N
+    fi
+  done | median > "$W/u.$u"
+done
+base=$(cat "$W/u.plain")
+for u in libunwind libgcc; do
+  awk -v t="$(cat "$W/u.$u")" -v b="$base" -v n=$N -v u=$u \
+    'BEGIN { printf "  %-10s %.2f us per sampled allocation (%.3f s for %d, plain %.3f s)\n", u, (t - b) / n * 1e6, t, n, b }'
+done
+
+echo
+echo "== overhead: median of $RUNS runs, interleaved"
+HT=$(command -v heaptrack || true)
+modes="plain default every4096"
+[ -n "$HT" ] && modes="$modes heaptrack"
+bench() {  # bench NAME CMD...
+  local name=$1; shift
+  for m in $modes; do : > "$W/$name.$m"; done
+  for r in $(seq "$RUNS"); do
+    for m in $modes; do
+      rm -f "$W/$name.$m.trace"*
+      case $m in
+        plain) t=$(elapsed "$@") ;;
+        default) t=$(elapsed "$CLI" run -o "$W/$name.$m.trace" -- "$@") ;;
+        every4096) t=$(elapsed "$CLI" run --every 4096 -o "$W/$name.$m.trace" -- "$@") ;;
+        heaptrack) t=$(elapsed "$HT" -o "$W/$name.$m.trace" "$@") ;;
+      esac
+      echo "$t" >> "$W/$name.$m"
+    done
+  done
+  local base
+  base=$(median < "$W/$name.plain")
+  printf "  %-28s %9s %8s %14s\n" "$name" "median s" "ratio" "trace bytes"
+  for m in $modes; do
+    local t size=-
+    t=$(median < "$W/$name.$m")
+    if [ $m != plain ]; then
+      size=$(cat "$W/$name.$m.trace"* 2>/dev/null | wc -c)
+    fi
+    awk -v m=$m -v t="$t" -v b="$base" -v s="$size" 'BEGIN { printf "  %-28s %9.3f %7.3fx %14s\n", m, t, t / b, s }'
+  done
+}
+bench "binary_trees 18" "$W/binary_trees" 18
+echo
+bench "malloc_stress 2x10M" "$W/malloc_stress" 10000000
