@@ -147,6 +147,9 @@ struct mt_scan {
      * mt_object.user. Nonzero stops the scan (MT_ERR_FORMAT, s->err left to
      * the caller). */
     int (*on_alloc)(void *ctx, const mt_event *ev, uint32_t *user);
+    /* optional: the same allocations as an object (collect_time MT_NEVER,
+     * stack and user set) after on_alloc. Nonzero stops the scan. */
+    int (*on_accept)(void *ctx, const mt_object *o);
     void *ctx;
     mt_timeline *timeline;    /* optional: fed with every accepted object   */
     int need_stacks;          /* decode backtraces even if no filter needs
@@ -207,6 +210,7 @@ typedef struct mt_sites {
     size_t slots_cap;
     int32_t *by_stack;                /* stack id -> site index, -1 unknown  */
     size_t by_stack_cap;
+    int no_peak;                      /* mt_sites_add leaves .peak alone     */
     mt_site total;                    /* sums over all sites (name NULL)     */
 } mt_sites;
 
@@ -225,12 +229,20 @@ typedef struct mt_site_report {
     char *executable;
     int64_t pid;
     int64_t end;                      /* us since start                      */
-    int64_t peak_time, peak_samples;  /* of the first pass                   */
+    int64_t peak_time, peak_samples;  /* of the filtered live heap           */
+    int passes;                       /* 1 or 2: how the report was made     */
     char err[600];
 } mt_site_report;
 
+/* When the filter is decided at allocation time (no lifetime filter, no
+ * --live-at) and the trace's times never go backwards, one pass does:
+ * the live heap is then known event by event, and each site's live samples
+ * at the peak are kept as the peak moves (see sites.c). Otherwise, or with
+ * MT_SITES_TWO_PASS, a first pass finds the peak and a second the sites.
+ * Both give the same report. */
+#define MT_SITES_TWO_PASS 1u
 int mt_site_report_run(mt_site_report *r, const char *path, const mt_filter *f,
-                       mt_site_by by, mt_diag_fn diag,
+                       mt_site_by by, unsigned flags, mt_diag_fn diag,
                        void (*tick)(void *, const mt_reader *), void *tick_ctx);
 void mt_site_report_free(mt_site_report *r);
 

@@ -339,7 +339,7 @@ typedef struct code_info {
 } code_info;
 
 #define MAX_NEEDLES 64
-#define DM_BITS 12
+#define DM_BITS 14
 #define DM_SIZE (1u << DM_BITS)
 
 typedef struct scan_priv {
@@ -356,6 +356,8 @@ typedef struct scan_priv {
     size_t cum_cap, prev_len;
     int prev_domain, have_prev;
     uint64_t in_bits, not_in_bits;
+    uint64_t last_key, last_stack;  /* the last summary looked up */
+    int last_key_valid;
     int err;
     int stopped;                /* on_object asked to stop */
 } scan_priv;
@@ -448,9 +450,15 @@ static int64_t summarize(mt_scan *s, const mt_event *ev)
     /* locations are at least 8-byte aligned: the low bits hold the flags */
     uint64_t key = (uint64_t)(uintptr_t)e.site | (uint64_t)e.match << 1 |
                    (uint64_t)e.nonempty;
+    if (p->last_key_valid && key == p->last_key)   /* runs of one site */
+        return (int64_t)p->last_stack;
     const uint64_t *known = u64map_get(&p->stack_ids, key);
-    if (known)
+    if (known) {
+        p->last_key = key;
+        p->last_stack = *known;
+        p->last_key_valid = 1;
         return (int64_t)*known;
+    }
     if (p->nstacks >= UINT32_MAX - 1 ||
         grow_array(&p->stacks, &p->stacks_cap, p->nstacks + 1, sizeof *p->stacks) ||
         u64map_put(&p->stack_ids, key, p->nstacks)) {
@@ -522,6 +530,11 @@ static int on_event(void *ctx, const mt_event *ev)
         lobj lo = {ev->id, t, ev->length, ev->nsamples, (uint32_t)si, 0,
                    (uint8_t)ev->source, 1};
         if (s->on_alloc && s->on_alloc(s->ctx, ev, &lo.user)) {
+            p->err = 1;
+            return 1;
+        }
+        o.user = lo.user;
+        if (s->on_accept && s->on_accept(s->ctx, &o)) {
             p->err = 1;
             return 1;
         }

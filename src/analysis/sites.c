@@ -85,7 +85,8 @@ nomem:
     return -1;
 }
 
-int mt_sites_add(mt_sites *t, const mt_object *o)
+/* The site index of o's stack, or -1 when out of memory. */
+static int64_t site_index(mt_sites *t, const mt_object *o)
 {
     uint32_t sid = o->stack->id;
     if (sid >= t->by_stack_cap) {
@@ -106,8 +107,16 @@ int mt_sites_add(mt_sites *t, const mt_object *o)
             return -1;
         t->by_stack[sid] = (int32_t)k;
     }
-    mt_site *s = &t->v[t->by_stack[sid]];
-    int live_peak = o->alloc_time <= t->peak_time &&
+    return t->by_stack[sid];
+}
+
+int mt_sites_add(mt_sites *t, const mt_object *o)
+{
+    int64_t k = site_index(t, o);
+    if (k < 0)
+        return -1;
+    mt_site *s = &t->v[k];
+    int live_peak = !t->no_peak && o->alloc_time <= t->peak_time &&
                     (o->collect_time == MT_NEVER || o->collect_time > t->peak_time);
     int64_t ns = o->nsamples;
     s->alloc += ns;
@@ -135,6 +144,163 @@ void mt_sites_free(mt_sites *t)
     memset(t, 0, sizeof *t);
 }
 
+/* ---- the peak in one pass ----------------------------------------------
+ *
+ * The timeline's peak is the end of the first bin, at the timeline's final
+ * bin width, after which the live heap is largest; the width doubles as the
+ * trace grows and is known only at the end. With objects accepted or not
+ * when allocated, and times in order, the live heap is known at every
+ * event: so for every candidate width 2^k the running maximum over bin ends
+ * is kept (a bin end is passed when an event's time enters a later bin; the
+ * live heap then is the one before that event). When level k's maximum
+ * moves, its epoch changes; a site about to change copies its live samples
+ * into its snapshot of each level whose epoch it has not seen yet. At the
+ * end, level K of the final width gives the peak, and each site's live
+ * samples at it: its snapshot if it changed after the peak moved last,
+ * else its current value. */
+
+#define PT_LEVELS 48            /* bin widths 1 us .. 2^47 us (4 years) */
+
+typedef struct pt_site {
+    int64_t live;
+    uint64_t gen;               /* pt.gen when the snapshots were brought up */
+    int64_t snap[PT_LEVELS];
+    uint32_t epoch[PT_LEVELS];
+} pt_site;
+
+typedef struct peak_track {
+    mt_site_report *r;
+    mt_timeline *tl;
+    pt_site *v;
+    size_t cap;
+    int64_t live, tprev;
+    int backwards;              /* a time went backwards: two passes */
+    int64_t best[PT_LEVELS], best_t[PT_LEVELS];
+    uint32_t epoch[PT_LEVELS];
+    uint64_t gen;               /* bumped whenever an epoch changes */
+} peak_track;
+
+/* Pass the bin ends between the previous change and time t. */
+static void pt_advance(peak_track *pt, int64_t t)
+{
+    if (t < 0)
+        t = 0;                  /* as the timeline does */
+    if (t < pt->tprev) {
+        pt->backwards = 1;
+        return;
+    }
+    for (int k = 0; k < PT_LEVELS && (t >> k) != (pt->tprev >> k); k++) {
+        if (pt->live > pt->best[k]) {
+            pt->best[k] = pt->live;
+            pt->best_t[k] = (((pt->tprev >> k) + 1) << k) - 1;
+            pt->epoch[k]++;
+            pt->gen++;
+        }
+    }
+    pt->tprev = t;
+}
+
+static int pt_change(peak_track *pt, int64_t site, int64_t t, int64_t delta)
+{
+    pt_advance(pt, t);
+    if (pt->backwards)
+        return 0;
+    if ((size_t)site >= pt->cap) {
+        size_t c = pt->cap ? pt->cap * 2 : 64;
+        while (c <= (size_t)site)
+            c *= 2;
+        pt_site *v = realloc(pt->v, c * sizeof *v);
+        if (!v)
+            return -1;
+        memset(v + pt->cap, 0, (c - pt->cap) * sizeof *v);
+        pt->v = v;
+        pt->cap = c;
+    }
+    pt_site *ps = &pt->v[site];
+    if (ps->gen != pt->gen) {
+        /* levels below the current width can no longer be the final one,
+         * and level k has no bin end before 2^k - 1 */
+        int lo = __builtin_ctzll((uint64_t)pt->tl->width);
+        int hi = 64 - __builtin_clzll((uint64_t)pt->tprev + 1);
+        if (hi > PT_LEVELS - 1)
+            hi = PT_LEVELS - 1;
+        for (int k = lo; k <= hi; k++)
+            if (ps->epoch[k] != pt->epoch[k]) {
+                ps->snap[k] = ps->live;
+                ps->epoch[k] = pt->epoch[k];
+            }
+        ps->gen = pt->gen;
+    }
+    ps->live += delta;
+    pt->live += delta;
+    return 0;
+}
+
+static int pt_accept(void *ctx, const mt_object *o)
+{
+    peak_track *pt = ctx;
+    int64_t k = site_index(&pt->r->sites, o);
+    if (k < 0 || pt_change(pt, k, o->alloc_time, o->nsamples)) {
+        snprintf(pt->r->err, sizeof pt->r->err, "out of memory");
+        return 1;
+    }
+    return 0;
+}
+
+static int pt_object(void *ctx, const mt_object *o)
+{
+    peak_track *pt = ctx;
+    mt_site_report *r = pt->r;
+    if (mt_sites_add(&r->sites, o)) {
+        snprintf(r->err, sizeof r->err, "out of memory");
+        return 1;
+    }
+    if (o->collect_time != MT_NEVER &&
+        pt_change(pt, site_index(&r->sites, o), o->collect_time, -o->nsamples)) {
+        snprintf(r->err, sizeof r->err, "out of memory");
+        return 1;
+    }
+    return 0;
+}
+
+/* The peak and the sites' samples live at it, once the pass is over.
+ * Returns 0, or -1 when the final width is beyond the levels kept. */
+static int pt_finish(peak_track *pt, int64_t end)
+{
+    int K = __builtin_ctzll((uint64_t)pt->tl->width);
+    if (K >= PT_LEVELS)
+        return -1;
+    int moved = 0;
+    if (pt->live > pt->best[K]) {       /* the bin of the last change */
+        pt->best[K] = pt->live;
+        pt->best_t[K] = (((pt->tprev >> K) + 1) << K) - 1;
+        moved = 1;
+    }
+    mt_sites *t = &pt->r->sites;
+    t->total.peak = 0;
+    for (size_t i = 0; i < t->n; i++) {
+        int64_t v = 0;
+        if (i < pt->cap) {
+            const pt_site *ps = &pt->v[i];
+            if (moved)                  /* the peak is after the last change */
+                v = ps->live;
+            else if (pt->epoch[K] == 0) /* the heap never rose above 0 */
+                v = 0;
+            else if (ps->epoch[K] == pt->epoch[K])  /* changed since */
+                v = ps->snap[K];
+            else                        /* unchanged since the peak */
+                v = ps->live;
+        }
+        t->v[i].peak = v;
+        t->total.peak += v;
+    }
+    int64_t bt = pt->best[K] > 0 ? pt->best_t[K] : 0;
+    pt->r->peak_time = bt > end ? end : bt;
+    pt->r->peak_samples = pt->best[K];
+    t->peak_time = pt->r->peak_time;
+    return 0;
+}
+
 /* ---- the two-pass driver ------------------------------------------------ */
 
 static int on_site_obj(void *ctx, const mt_object *o)
@@ -147,12 +313,87 @@ static int on_site_obj(void *ctx, const mt_object *o)
     return 0;
 }
 
+/* The report's trace facts, from a finished scan. */
+static void take_info(mt_site_report *r, const mt_scan *s)
+{
+    if (s->info) {
+        r->sample_rate = s->info->sample_rate;
+        r->word_size = s->info->word_size;
+        r->pid = s->info->pid;
+        r->executable = strdup(s->info->executable_name);
+    }
+    r->end = s->end;
+}
+
+/* One pass (see "the peak in one pass"). Returns MT_OK, an error, or
+ * MT_ERR_UNSUPPORTED when the trace needs two passes after all (the sites
+ * are then reset). */
+static int one_pass(mt_site_report *r, const char *path, const mt_filter *f,
+                    mt_diag_fn diag, void (*tick)(void *, const mt_reader *),
+                    void *tick_ctx)
+{
+    mt_timeline tl;
+    if (mt_timeline_init(&tl)) {
+        snprintf(r->err, sizeof r->err, "out of memory");
+        return MT_ERR_NOMEM;
+    }
+    peak_track pt;
+    memset(&pt, 0, sizeof pt);
+    pt.r = r;
+    pt.tl = &tl;
+    r->sites.no_peak = 1;
+    mt_scan s = {0};
+    s.filter = f;
+    s.live_at = -1;
+    s.timeline = &tl;
+    s.need_stacks = 1;
+    s.on_accept = pt_accept;
+    s.on_object = pt_object;
+    s.ctx = &pt;
+    s.diag = diag;
+    s.tick = tick;
+    s.tick_ctx = tick_ctx;
+    int st = mt_scan_run(&s, path);
+    if (st == MT_OK && r->err[0])
+        st = MT_ERR_NOMEM;
+    else if (st != MT_OK && !r->err[0])
+        snprintf(r->err, sizeof r->err, "%s", s.err);
+    if (st == MT_OK && (pt.backwards || pt_finish(&pt, s.end))) {
+        mt_sites_free(&r->sites);
+        st = MT_ERR_UNSUPPORTED;
+    }
+    if (st == MT_OK) {
+        take_info(r, &s);
+        r->sites.no_peak = 0;
+        r->passes = 1;
+    }
+    free(pt.v);
+    mt_timeline_free(&tl);
+    mt_scan_free(&s);
+    return st;
+}
+
 int mt_site_report_run(mt_site_report *r, const char *path, const mt_filter *f,
-                       mt_site_by by, mt_diag_fn diag,
+                       mt_site_by by, unsigned flags, mt_diag_fn diag,
                        void (*tick)(void *, const mt_reader *), void *tick_ctx)
 {
     memset(r, 0, sizeof *r);
     r->sites.by = by;
+    if (!(flags & MT_SITES_TWO_PASS) && !f->has_min_life && !f->has_max_life &&
+        f->live_mode == MT_LIVE_ANY && strcmp(path, "-") != 0) {
+        int st = one_pass(r, path, f, diag, tick, tick_ctx);
+        if (st != MT_ERR_UNSUPPORTED) {
+            if (st == MT_OK && !r->executable) {
+                snprintf(r->err, sizeof r->err, "out of memory");
+                st = MT_ERR_NOMEM;
+            }
+            return st;
+        }
+        diag = NULL;            /* the first pass has reported them */
+        memset(r, 0, sizeof *r);
+        r->sites.by = by;
+    }
+    r->passes = 2;
     mt_timeline tl;
     if (mt_timeline_init(&tl)) {
         snprintf(r->err, sizeof r->err, "out of memory");
@@ -193,13 +434,7 @@ int mt_site_report_run(mt_site_report *r, const char *path, const mt_filter *f,
         st = MT_ERR_NOMEM;
     else if (st != MT_OK)
         snprintf(r->err, sizeof r->err, "%s", s2.err);
-    if (s2.info) {
-        r->sample_rate = s2.info->sample_rate;
-        r->word_size = s2.info->word_size;
-        r->pid = s2.info->pid;
-        r->executable = strdup(s2.info->executable_name);
-    }
-    r->end = s2.end;
+    take_info(r, &s2);
     mt_scan_free(&s2);
     if (st == MT_OK && !r->executable) {
         snprintf(r->err, sizeof r->err, "out of memory");

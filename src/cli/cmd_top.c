@@ -1,9 +1,9 @@
 /*
  * cmd_top.c - `memtrace top [FILTERS] TRACE`: allocation sites ranked by
  * estimated bytes allocated, with the bytes they hold live at the heap's
- * peak and at the end of the trace (leak candidates). Two passes over the
- * trace (src/analysis/sites.c): the live-heap timeline for the peak, then
- * the sites.
+ * peak and at the end of the trace (leak candidates). One pass over the
+ * trace when the filters are decided at allocation, else two: the
+ * live-heap timeline for the peak, then the sites (src/analysis/sites.c).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -57,7 +57,8 @@ void usage_top(FILE *out)
     mt_filter_help(out);
     fprintf(out,
             "\n"
-            "TRACE is read twice, so it must be a file (not '-'). Skipped packets\n"
+            "TRACE is read once, or twice with --min-lifetime, --max-lifetime or\n"
+            "--live-at (the peak first), so it must be a file (not '-'). Skipped packets\n"
             "are reported on standard error; a progress line is shown there for\n"
             "long runs.\n"
             "\n"
@@ -265,7 +266,7 @@ int cmd_top(int argc, char **argv)
     cli_progress prog;
     progress_start(&prog, "memtrace top", path);
     mt_site_report r;
-    int st = mt_site_report_run(&r, path, &f, by, cli_print_diag, progress_tick_fn, &prog);
+    int st = mt_site_report_run(&r, path, &f, by, 0, cli_print_diag, progress_tick_fn, &prog);
     progress_done(&prog);
     if (st != MT_OK) {
         cli_error("top", "%s: %s", path, r.err);
