@@ -6,6 +6,12 @@ pkgs=(cmake ninja-build gcc make clang libclang-rt-14-dev xz-utils time)
 # the native heap profiler (libdw, libunwind) and the programs its tests
 # run under it (a C++ compiler, python3, perl, sqlite3)
 pkgs+=(libdw-dev libelf-dev libunwind-dev g++ python3 perl sqlite3)
+# the exporters and the HTML report: protobuf-c + protoc-c and zlib for
+# `memtrace pprof`, the real `go tool pprof` (golang-go) and headless
+# chromium + node/npm for their tests
+# (npm only when absent: NodeSource's nodejs carries its own and conflicts)
+pkgs+=(libprotobuf-c-dev protobuf-c-compiler zlib1g-dev golang-go chromium nodejs)
+command -v npm >/dev/null 2>&1 || pkgs+=(npm)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

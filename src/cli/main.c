@@ -21,6 +21,7 @@ static const cli_command commands[] = {
     {"top", "allocation sites ranked by bytes allocated, live at peak, live at end", cmd_top, usage_top},
     {"live", "estimated live heap over time, with its peak", cmd_live, usage_live},
     {"diff", "allocation sites that changed most between two traces", cmd_diff, usage_diff},
+    {"pprof", "export as a gzipped pprof profile (go tool pprof, Pyroscope, Parca)", cmd_pprof, usage_pprof},
     {"run", "run a program under the native heap profiler, write its trace", cmd_run, usage_run},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])

@@ -1,0 +1,129 @@
+/*
+ * cmd_pprof.c - `memtrace pprof [FILTERS] TRACE -o OUT.pb.gz`: the trace's
+ * sampled allocations as a gzipped pprof profile (profile.proto), for
+ * `go tool pprof`, Pyroscope, Parca and the other tools that read it.
+ * Aggregation in src/report/profile.c, encoding in src/report/pprof.c.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/analysis.h"
+#include "cli/cli.h"
+#include "report/pprof.h"
+#include "report/profile.h"
+
+void usage_pprof(FILE *out)
+{
+    fprintf(out,
+            "Usage: memtrace pprof [FILTERS] TRACE -o OUT.pb.gz\n"
+            "\n"
+            "Write the sampled allocations of TRACE as a gzipped pprof profile\n"
+            "(profile.proto), for go tool pprof, Pyroscope, Parca and the like:\n"
+            "  memtrace pprof prog.ctf -o prog.pb.gz && go tool pprof -top prog.pb.gz\n"
+            "\n"
+            "Sample types (go tool pprof -sample_index=NAME; inuse_space is shown\n"
+            "by default):\n"
+            "  alloc_objects  estimated objects allocated\n"
+            "  alloc_space    estimated bytes allocated\n"
+            "  inuse_objects  estimated objects live at the end of the trace, or\n"
+            "                 at the time --live-at names\n"
+            "  inuse_space    estimated bytes live then\n"
+            "Estimates: a sample stands for 1 / sample-rate words, so bytes are\n"
+            "samples / rate * word size (as in memtrace top); an object of LENGTH\n"
+            "words is counted as samples / (rate * LENGTH) objects. Both are\n"
+            "unbiased; each value is rounded to an integer per stack.\n"
+            "\n"
+            "One pprof sample per distinct backtrace; one location per backtrace\n"
+            "code, its lines the code's inlined functions (innermost first); one\n"
+            "function per name and file. The period is the bytes one sample stands\n"
+            "for; time and duration are the trace's.\n"
+            "\n"
+            "Options:\n"
+            "  -o, --output FILE   write the profile to FILE ('-': standard output)\n"
+            "  -h, --help          show this help\n"
+            "\n");
+    mt_filter_help(out);
+    fprintf(out,
+            "\n"
+            "Every filter selects objects as in memtrace top, except --live-at: it\n"
+            "only chooses the moment of the inuse_* values (alloc_* count every\n"
+            "object the other filters select). --hide leaves the frames of matching\n"
+            "functions out of the stacks. --live-at peak reads TRACE twice (not '-').\n"
+            "\n"
+            "Exit status: 0 success, 1 malformed trace or I/O error (message with\n"
+            "the file on standard error), 2 bad usage.\n");
+}
+
+int cmd_pprof(int argc, char **argv)
+{
+    const char *path = NULL, *outpath = NULL;
+    mt_filter f;
+    mt_filter_init(&f);
+    char err[512];
+    int rc;
+    for (int i = 1; i < argc;) {
+        const char *a = argv[i];
+        int k = mt_filter_parse_arg(&f, argc, argv, &i, err, sizeof err);
+        if (k < 0) {
+            rc = cli_usage_error("pprof", "%s", err);
+            goto out;
+        }
+        if (k > 0)
+            continue;
+        if (cli_is_help(a)) {
+            usage_pprof(stdout);
+            rc = EXIT_OK;
+            goto out;
+        }
+        if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
+            if (i + 1 >= argc) {
+                rc = cli_usage_error("pprof", "%s needs a file name", a);
+                goto out;
+            }
+            outpath = argv[i + 1];
+            i += 2;
+            continue;
+        }
+        if (strncmp(a, "--output=", 9) == 0) {
+            outpath = a + 9;
+            i++;
+            continue;
+        }
+        if (a[0] == '-' && a[1] != 0) {
+            rc = cli_usage_error("pprof", "unknown option '%s'", a);
+            goto out;
+        }
+        if (path) {
+            rc = cli_usage_error("pprof", "expected one TRACE, got more");
+            goto out;
+        }
+        path = a;
+        i++;
+    }
+    if (!path) {
+        rc = cli_usage_error("pprof", "missing TRACE argument");
+        goto out;
+    }
+    if (!outpath || !outpath[0]) {
+        rc = cli_usage_error("pprof", "missing -o OUT.pb.gz");
+        goto out;
+    }
+    if (f.live_mode == MT_LIVE_PEAK && strcmp(path, "-") == 0) {
+        rc = cli_usage_error("pprof", "--live-at peak reads TRACE twice: it cannot be standard input");
+        goto out;
+    }
+    rp_profile p;
+    memset(&p, 0, sizeof p);
+    p.live_as_time = 1;
+    rc = EXIT_DATA;
+    if (rp_profile_run(&p, "pprof", path, &f) == MT_OK) {
+        if (rp_write_pprof(&p, &f, outpath, err, sizeof err) == 0)
+            rc = EXIT_OK;
+        else
+            cli_error("pprof", "%s", err);
+    }
+    rp_profile_free(&p);
+out:
+    mt_filter_free(&f);
+    return rc;
+}

@@ -1,0 +1,358 @@
+/*
+ * pprof.c - encode a per-stack profile as pprof's profile.proto (the
+ * subset in profile.proto, through protobuf-c) and gzip it (zlib).
+ *
+ * Sample types, in Go's heap-profile order (pprof shows the last by
+ * default): alloc_objects/count, alloc_space/bytes, inuse_objects/count,
+ * inuse_space/bytes. One Sample per distinct backtrace, its values the
+ * stack's estimates rounded to integers. One Location per backtrace code,
+ * its Lines the code's inline chain innermost first (the trace lists it
+ * outermost first), hidden functions left out; a Sample's locations run
+ * from the leaf (the allocation site) to the outermost caller. One Function
+ * per (name, file).
+ */
+#include "report/pprof.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "report/profile.pb-c.h"
+#include "util/grow.h"
+#include "util/hash.h"
+#include "util/u64map.h"
+
+typedef Perftools__Profiles__Profile PProfile;
+typedef Perftools__Profiles__ValueType PValueType;
+typedef Perftools__Profiles__Sample PSample;
+typedef Perftools__Profiles__Location PLocation;
+typedef Perftools__Profiles__Line PLine;
+typedef Perftools__Profiles__Function PFunction;
+
+typedef struct enc {
+    /* string table: strings (borrowed, or owned when *owned) */
+    char **str;
+    size_t nstr, str_cap;
+    u64map str_ids;             /* fnv1a hash (probed +1) -> index */
+    char *owned[4];
+    size_t nowned;
+    /* functions: name index << 32 | file index -> function id */
+    u64map func_ids;
+    PFunction *funcs;
+    PFunction **func_ptrs;
+    size_t nfuncs, funcs_cap, func_ptrs_cap;
+    /* locations: code -> location id (0: the code has no frame) */
+    u64map loc_ids;
+    PLocation *locs;
+    PLocation **loc_ptrs;
+    size_t nlocs, locs_cap, loc_ptrs_cap;
+    PLine *lines;               /* all locations' lines, back to back */
+    size_t nlines, lines_cap;
+    size_t *line_start;         /* per location: first line index */
+    size_t line_start_cap;
+} enc;
+
+static int64_t str_id(enc *e, const char *s)
+{
+    uint64_t h = fnv1a(FNV_OFFSET, s, strlen(s));
+    for (;; h++) {
+        uint64_t *v = u64map_get(&e->str_ids, h);
+        if (!v)
+            break;
+        if (strcmp(e->str[*v], s) == 0)
+            return (int64_t)*v;
+    }
+    if (grow_array(&e->str, &e->str_cap, e->nstr + 1, sizeof *e->str) ||
+        u64map_put(&e->str_ids, h, e->nstr))
+        return -1;
+    e->str[e->nstr] = (char *)s;
+    return (int64_t)e->nstr++;
+}
+
+static int64_t func_id(enc *e, const mt_location *l)
+{
+    int64_t n = str_id(e, l->function), f = str_id(e, l->filename);
+    if (n < 0 || f < 0)
+        return -1;
+    uint64_t key = (uint64_t)n << 32 | (uint64_t)f;
+    uint64_t *v = u64map_get(&e->func_ids, key);
+    if (v)
+        return (int64_t)*v;
+    if (grow_array(&e->funcs, &e->funcs_cap, e->nfuncs + 1, sizeof *e->funcs))
+        return -1;
+    PFunction *fn = &e->funcs[e->nfuncs];
+    perftools__profiles__function__init(fn);
+    fn->id = e->nfuncs + 1;
+    fn->name = n;
+    fn->system_name = n;
+    fn->filename = f;
+    if (u64map_put(&e->func_ids, key, fn->id))
+        return -1;
+    e->nfuncs++;
+    return (int64_t)fn->id;
+}
+
+/* The location id of code (0: no frame left), created on first use;
+ * -1 unknown code or out of memory. */
+static int64_t loc_id(enc *e, rp_profile *p, const mt_filter *f, uint64_t code,
+                      const mt_location ***buf, size_t *buf_cap)
+{
+    uint64_t *v = u64map_get(&e->loc_ids, code);
+    if (v)
+        return (int64_t)*v;
+    size_t n;
+    if (rp_code_frames(p, f, code, buf, buf_cap, &n))
+        return -1;
+    if (n == 0)
+        return u64map_put(&e->loc_ids, code, 0) ? -1 : 0;
+    if (grow_array(&e->locs, &e->locs_cap, e->nlocs + 1, sizeof *e->locs) ||
+        grow_array(&e->line_start, &e->line_start_cap, e->nlocs + 1,
+                   sizeof *e->line_start) ||
+        grow_array(&e->lines, &e->lines_cap, e->nlines + n, sizeof *e->lines))
+        return -1;
+    PLocation *loc = &e->locs[e->nlocs];
+    perftools__profiles__location__init(loc);
+    loc->id = e->nlocs + 1;
+    loc->mapping_id = 1;
+    loc->n_line = n;
+    e->line_start[e->nlocs] = e->nlines;
+    for (size_t i = n; i-- > 0;) {        /* innermost first */
+        int64_t fid = func_id(e, (*buf)[i]);
+        if (fid < 0)
+            return -1;
+        PLine *ln = &e->lines[e->nlines++];
+        perftools__profiles__line__init(ln);
+        ln->function_id = (uint64_t)fid;
+        ln->line = (*buf)[i]->line;
+    }
+    if (u64map_put(&e->loc_ids, code, loc->id))
+        return -1;
+    e->nlocs++;
+    return (int64_t)loc->id;
+}
+
+static void enc_free(enc *e)
+{
+    free(e->str);
+    u64map_free(&e->str_ids);
+    for (size_t i = 0; i < e->nowned; i++)
+        free(e->owned[i]);
+    u64map_free(&e->func_ids);
+    free(e->funcs);
+    free(e->func_ptrs);
+    u64map_free(&e->loc_ids);
+    free(e->locs);
+    free(e->loc_ptrs);
+    free(e->lines);
+    free(e->line_start);
+}
+
+static int64_t round_i64(double x)
+{
+    return (int64_t)llround(x);
+}
+
+/* gzip buf[0..n) into path ("-": standard output). */
+static int write_gz(const char *path, const uint8_t *buf, size_t n, char *err,
+                    size_t errlen)
+{
+    int fd = strcmp(path, "-") == 0 ? dup(STDOUT_FILENO)
+                                    : open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    gzFile gz = gzdopen(fd, "wb9");
+    if (!gz) {
+        close(fd);
+        snprintf(err, errlen, "%s: out of memory", path);
+        return -1;
+    }
+    size_t done = 0;
+    while (done < n) {
+        unsigned chunk = n - done > (1u << 30) ? 1u << 30 : (unsigned)(n - done);
+        int w = gzwrite(gz, buf + done, chunk);
+        if (w <= 0) {
+            int zerr;
+            const char *m = gzerror(gz, &zerr);
+            snprintf(err, errlen, "%s: writing: %s", path,
+                     zerr == Z_ERRNO ? strerror(errno) : m);
+            gzclose(gz);
+            return -1;
+        }
+        done += (size_t)w;
+    }
+    errno = 0;
+    int rc = gzclose(gz);
+    if (rc != Z_OK) {
+        snprintf(err, errlen, "%s: writing: %s", path,
+                 rc == Z_ERRNO && errno ? strerror(errno) : "gzip error");
+        return -1;
+    }
+    return 0;
+}
+
+int rp_write_pprof(rp_profile *p, const mt_filter *f, const char *path,
+                   char *err, size_t errlen)
+{
+    enc e;
+    memset(&e, 0, sizeof e);
+    PSample *samples = NULL, **sample_ptrs = NULL;
+    uint64_t *loc_lists = NULL;
+    int64_t *values = NULL;
+    const mt_location **buf = NULL;
+    size_t buf_cap = 0, nsamples = 0;
+    uint8_t *out = NULL;
+    int rc = -1;
+    const mt_trace_info *info = p->info;
+
+    static const char *const type_names[4][2] = {
+        {"alloc_objects", "count"}, {"alloc_space", "bytes"},
+        {"inuse_objects", "count"}, {"inuse_space", "bytes"}};
+    PValueType types[4], *type_ptrs[4], period_type;
+    if (str_id(&e, "") != 0)
+        goto nomem;
+    for (int i = 0; i < 4; i++) {
+        perftools__profiles__value_type__init(&types[i]);
+        types[i].type = str_id(&e, type_names[i][0]);
+        types[i].unit = str_id(&e, type_names[i][1]);
+        if (types[i].type < 0 || types[i].unit < 0)
+            goto nomem;
+        type_ptrs[i] = &types[i];
+    }
+    perftools__profiles__value_type__init(&period_type);
+    period_type.type = str_id(&e, "space");
+    period_type.unit = str_id(&e, "bytes");
+
+    /* samples: one per stack with objects; locations leaf first */
+    size_t nloc_entries = 0;
+    for (size_t i = 0; i < p->n; i++)
+        if (p->v[i].count) {
+            size_t len;
+            stackset_get(&p->stacks, (uint32_t)i, &len);
+            nloc_entries += len;
+            nsamples++;
+        }
+    samples = calloc(nsamples ? nsamples : 1, sizeof *samples);
+    sample_ptrs = calloc(nsamples ? nsamples : 1, sizeof *sample_ptrs);
+    loc_lists = calloc(nloc_entries ? nloc_entries : 1, sizeof *loc_lists);
+    values = calloc(nsamples ? nsamples * 4 : 1, sizeof *values);
+    if (!samples || !sample_ptrs || !loc_lists || !values)
+        goto nomem;
+    size_t k = 0, used = 0;
+    for (size_t i = 0; i < p->n; i++) {
+        const rp_stack *s = &p->v[i];
+        if (!s->count)
+            continue;
+        size_t len;
+        const uint64_t *codes = stackset_get(&p->stacks, (uint32_t)i, &len);
+        PSample *sm = &samples[k];
+        perftools__profiles__sample__init(sm);
+        sm->location_id = loc_lists + used;
+        for (size_t j = len; j-- > 0;) {
+            int64_t id = loc_id(&e, p, f, codes[j], &buf, &buf_cap);
+            if (id < 0) {
+                snprintf(err, errlen, "invalid location code %08llx or out of memory",
+                         (unsigned long long)codes[j]);
+                goto out;
+            }
+            if (id > 0)
+                loc_lists[used + sm->n_location_id++] = (uint64_t)id;
+        }
+        used += sm->n_location_id;
+        sm->value = values + 4 * k;
+        sm->n_value = 4;
+        sm->value[0] = round_i64(s->alloc_obj);
+        sm->value[1] = round_i64(rp_bytes(p, s->alloc));
+        sm->value[2] = round_i64(s->at_obj);
+        sm->value[3] = round_i64(rp_bytes(p, s->at));
+        sample_ptrs[k++] = sm;
+    }
+
+    /* comment: where the profile came from */
+    char *comment = malloc(1024);
+    if (!comment)
+        goto nomem;
+    e.owned[e.nowned++] = comment;
+    snprintf(comment, 1024, "memtrace: %s pid %lld on %s, one sample per %.6g bytes",
+             info->executable_name, (long long)info->pid, info->host_name,
+             (double)(info->word_size / 8) / info->sample_rate);
+    int64_t comment_id = str_id(&e, comment);
+    if (comment_id < 0)
+        goto nomem;
+
+    /* pointer arrays; line pointers into each location */
+    PLine **line_ptrs = calloc(e.nlines ? e.nlines : 1, sizeof *line_ptrs);
+    if (!line_ptrs)
+        goto nomem;
+    e.owned[e.nowned++] = (char *)line_ptrs;
+    for (size_t i = 0; i < e.nlines; i++)
+        line_ptrs[i] = &e.lines[i];
+    if (grow_array(&e.loc_ptrs, &e.loc_ptrs_cap, e.nlocs + 1, sizeof *e.loc_ptrs) ||
+        grow_array(&e.func_ptrs, &e.func_ptrs_cap, e.nfuncs + 1, sizeof *e.func_ptrs))
+        goto nomem;
+    for (size_t i = 0; i < e.nlocs; i++) {
+        e.locs[i].line = line_ptrs + e.line_start[i];
+        e.loc_ptrs[i] = &e.locs[i];
+    }
+    for (size_t i = 0; i < e.nfuncs; i++)
+        e.func_ptrs[i] = &e.funcs[i];
+
+    /* one mapping, the executable, saying the symbols are all there */
+    Perftools__Profiles__Mapping map, *map_ptr = &map;
+    perftools__profiles__mapping__init(&map);
+    map.id = 1;
+    map.filename = str_id(&e, info->executable_name);
+    if (map.filename < 0)
+        goto nomem;
+    map.has_functions = map.has_filenames = map.has_line_numbers = 1;
+    map.has_inline_frames = 1;
+
+    PProfile prof;
+    perftools__profiles__profile__init(&prof);
+    prof.n_mapping = 1;
+    prof.mapping = &map_ptr;
+    prof.n_sample_type = 4;
+    prof.sample_type = type_ptrs;
+    prof.n_sample = nsamples;
+    prof.sample = sample_ptrs;
+    prof.n_location = e.nlocs;
+    prof.location = e.loc_ptrs;
+    prof.n_function = e.nfuncs;
+    prof.function = e.func_ptrs;
+    prof.n_string_table = e.nstr;
+    prof.string_table = e.str;
+    prof.time_nanos = info->start_time * 1000;
+    prof.duration_nanos = p->end * 1000;
+    prof.period_type = &period_type;
+    prof.period = round_i64((double)(info->word_size / 8) / info->sample_rate);
+    prof.n_comment = 1;
+    prof.comment = &comment_id;
+
+    size_t size = perftools__profiles__profile__get_packed_size(&prof);
+    out = malloc(size ? size : 1);
+    if (!out)
+        goto nomem;
+    if (perftools__profiles__profile__pack(&prof, out) != size) {
+        snprintf(err, errlen, "internal error: protobuf size mismatch");
+        goto out;
+    }
+    rc = write_gz(path, out, size, err, errlen);
+    goto out;
+nomem:
+    snprintf(err, errlen, "out of memory");
+out:
+    free(out);
+    free(buf);
+    free(samples);
+    free(sample_ptrs);
+    free(loc_lists);
+    free(values);
+    enc_free(&e);
+    return rc;
+}

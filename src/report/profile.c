@@ -1,0 +1,186 @@
+/*
+ * profile.c - the per-stack aggregation of pprof, speedscope and report;
+ * see profile.h.
+ */
+#include "report/profile.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/progress.h"
+#include "util/grow.h"
+
+double rp_bytes(const rp_profile *p, int64_t n)
+{
+    return mt_est_bytes(n, p->info);
+}
+
+int rp_hidden(const mt_filter *f, const char *fn)
+{
+    for (size_t i = 0; i < f->nhide; i++)
+        if (strstr(fn, f->hide[i]))
+            return 1;
+    return 0;
+}
+
+int rp_code_frames(rp_profile *p, const mt_filter *f, uint64_t code,
+                   const mt_location ***locs, size_t *cap, size_t *n)
+{
+    const mt_location *l;
+    size_t k;
+    *n = 0;
+    if (mt_reader_locations(p->scan.reader, code, &l, &k) != MT_OK)
+        return -1;
+    if (grow_array(locs, cap, k ? k : 1, sizeof **locs))
+        return -1;
+    for (size_t i = 0; i < k; i++)
+        if (!rp_hidden(f, l[i].function))
+            (*locs)[(*n)++] = &l[i];
+    return 0;
+}
+
+static int on_alloc(void *ctx, const mt_event *ev, uint32_t *user)
+{
+    rp_profile *p = ctx;
+    if (stackset_add(&p->stacks, ev->backtrace, ev->backtrace_len, user)) {
+        p->err = 1;
+        return 1;
+    }
+    return 0;
+}
+
+static int live_at(const mt_object *o, int64_t t)
+{
+    if (t == INT64_MAX)
+        return o->collect_time == MT_NEVER;
+    return o->alloc_time <= t && (o->collect_time == MT_NEVER || o->collect_time > t);
+}
+
+static void add(rp_stack *s, const mt_object *o, int peak, int at, double obj)
+{
+    s->alloc += o->nsamples;
+    s->alloc_obj += obj;
+    s->count++;
+    if (peak)
+        s->peak += o->nsamples;
+    if (o->collect_time == MT_NEVER)
+        s->end += o->nsamples;
+    if (at) {
+        s->at += o->nsamples;
+        s->at_obj += obj;
+    }
+}
+
+static int on_object(void *ctx, const mt_object *o)
+{
+    rp_profile *p = ctx;
+    uint32_t id = o->user;
+    if (id >= p->n) {
+        if (grow_array(&p->v, &p->cap, (size_t)id + 1, sizeof *p->v))
+            goto nomem;
+        memset(p->v + p->n, 0, ((size_t)id + 1 - p->n) * sizeof *p->v);
+        p->n = (size_t)id + 1;
+    }
+    const mt_trace_info *info = p->scan.info;
+    double obj = (double)o->nsamples /
+                 (info->sample_rate * (double)(o->length > 0 ? o->length : 1));
+    int peak = live_at(o, p->peak_time), at = live_at(o, p->at_time);
+    add(&p->v[id], o, peak, at, obj);
+    add(&p->total, o, peak, at, obj);
+    if (p->nbins > 0) {
+        int64_t b = o->alloc_time / p->bin_width;
+        if (b >= p->nbins)
+            b = p->nbins - 1;
+        if (b < 0)
+            b = 0;
+        uint64_t key = (uint64_t)id << 16 | (uint64_t)b;
+        uint64_t *v = u64map_get(&p->bins, key);
+        if (v)
+            *v += (uint64_t)o->nsamples;
+        else if (u64map_put(&p->bins, key, (uint64_t)o->nsamples))
+            goto nomem;
+    }
+    return 0;
+nomem:
+    p->err = 1;
+    return 1;
+}
+
+int rp_profile_run(rp_profile *p, const char *cmd, const char *path,
+                   const mt_filter *f)
+{
+    /* With live_as_time, --live-at names the moment of `at` and filters
+     * nothing: the scans see f without it. */
+    mt_filter fs = *f;
+    if (p->live_as_time)
+        fs.live_mode = MT_LIVE_ANY;
+    p->peak_time = 0;
+    int first = p->need_timeline || f->live_mode == MT_LIVE_PEAK;
+    if (first) {
+        if (mt_timeline_init(&p->timeline)) {
+            cli_error(cmd, "out of memory");
+            return MT_ERR_NOMEM;
+        }
+        p->has_timeline = 1;
+        /* as mt_site_report_run: the filtered objects' timeline, before
+         * --live-at peak's restriction, which needs this pass's result */
+        mt_filter f1 = fs;
+        if (f1.live_mode == MT_LIVE_PEAK)
+            f1.live_mode = MT_LIVE_ANY;
+        mt_scan s1 = {0};
+        s1.timeline = &p->timeline;
+        int st = cli_scan_filtered(cmd, &s1, &f1, path);
+        if (st == MT_OK)
+            p->end = s1.end;
+        mt_scan_free(&s1);
+        if (st != MT_OK)
+            return st;
+        mt_timeline_peak(&p->timeline, &p->peak_time, &p->peak_samples);
+    }
+    int64_t at = mt_filter_live_at(f, p->peak_time);
+    p->at_time = at < 0 ? INT64_MAX : at;
+    if (p->nbins > 0) {
+        if (p->nbins > 65535)
+            p->nbins = 65535;
+        p->bin_width = p->end / p->nbins + 1;
+    }
+    mt_filter f2 = fs;
+    if (f2.live_mode == MT_LIVE_PEAK) {   /* resolved: no second peak pass */
+        f2.live_mode = MT_LIVE_TIME;
+        f2.live_at = p->peak_time;
+    }
+    p->scan.need_stacks = 1;
+    p->scan.on_alloc = on_alloc;
+    p->scan.on_object = on_object;
+    p->scan.ctx = p;
+    int st = cli_scan_filtered(cmd, &p->scan, &f2, path);
+    p->info = p->scan.info;
+    if (p->err) {
+        cli_error(cmd, "out of memory");
+        return MT_ERR_NOMEM;
+    }
+    if (st != MT_OK)
+        return st;
+    p->end = p->scan.end;
+    if (p->n < p->stacks.nrecs) {
+        if (grow_array(&p->v, &p->cap, p->stacks.nrecs, sizeof *p->v)) {
+            cli_error(cmd, "out of memory");
+            return MT_ERR_NOMEM;
+        }
+        memset(p->v + p->n, 0, (p->stacks.nrecs - p->n) * sizeof *p->v);
+        p->n = p->stacks.nrecs;
+    }
+    return MT_OK;
+}
+
+void rp_profile_free(rp_profile *p)
+{
+    stackset_free(&p->stacks);
+    free(p->v);
+    if (p->has_timeline)
+        mt_timeline_free(&p->timeline);
+    u64map_free(&p->bins);
+    mt_scan_free(&p->scan);
+    memset(p, 0, sizeof *p);
+}

@@ -1,0 +1,73 @@
+/*
+ * profile.h - the per-stack aggregation under `memtrace pprof`, `speedscope`
+ * and `report`: every object passing the shared filters (src/analysis) is
+ * charged to its distinct backtrace (kept once each in util/stackset) with
+ * its samples allocated, live at the peak, live at the end, live at the
+ * chosen --live-at time, estimated object counts, and (for the report) its
+ * samples per time bin. Two passes over the trace when the peak is needed:
+ * the live-heap timeline first (as `memtrace top` and `live` do), then the
+ * stacks.
+ *
+ * Estimates: bytes as mt_est_bytes (samples / rate * word size); objects:
+ * an object of LENGTH words carries on average LENGTH * rate samples, so
+ * NSAMPLES / (rate * LENGTH) objects (LENGTH 0 counts as 1 word) - also
+ * unbiased, and objects * size = bytes for every object.
+ */
+#ifndef MT_REPORT_PROFILE_H
+#define MT_REPORT_PROFILE_H
+
+#include <stdint.h>
+
+#include "analysis/analysis.h"
+#include "util/stackset.h"
+#include "util/u64map.h"
+
+/* Sums of one distinct backtrace, in samples (and estimated objects). */
+typedef struct rp_stack {
+    int64_t alloc, peak, end, at;     /* allocated / live at peak / end / at */
+    double alloc_obj, at_obj;         /* estimated objects                   */
+    int64_t count;                    /* sampled objects                     */
+} rp_stack;
+
+typedef struct rp_profile {
+    /* inputs */
+    int live_as_time;     /* 1: --live-at only chooses `at` (pprof); 0: it
+                             filters objects like every other command       */
+    int need_timeline;    /* keep the first pass's timeline (report)        */
+    int nbins;            /* >0: samples allocated per stack per time bin   */
+    /* outputs */
+    stackset stacks;      /* backtraces, caller first, by id                */
+    rp_stack *v;          /* by stack id                                     */
+    size_t n, cap;
+    rp_stack total;
+    mt_timeline timeline; /* of the filtered objects (need_timeline)        */
+    int has_timeline;
+    int64_t peak_time, peak_samples;
+    int64_t at_time;      /* us since start; INT64_MAX: the end             */
+    int64_t end;          /* last event time, us since start                */
+    int64_t bin_width;    /* us per bin (nbins > 0)                          */
+    u64map bins;          /* stack id << 16 | bin -> samples allocated       */
+    mt_scan scan;         /* the second pass, open: reader for locations     */
+    const mt_trace_info *info;
+    int err;              /* internal: out of memory                         */
+} rp_profile;
+
+/* Run both passes over path with filter f. Messages are printed as
+ * "memtrace CMD: ..." on failure; returns MT_OK or an error status. */
+int rp_profile_run(rp_profile *p, const char *cmd, const char *path,
+                   const mt_filter *f);
+void rp_profile_free(rp_profile *p);
+
+/* Estimated bytes of n samples in this trace. */
+double rp_bytes(const rp_profile *p, int64_t n);
+
+/* The frames of a backtrace code, outermost first (the trace's order),
+ * with those hidden by --hide left out: *n of them in *locs (a buffer owned
+ * by the caller, grown as needed). 0, or -1 unknown code / out of memory. */
+int rp_code_frames(rp_profile *p, const mt_filter *f, uint64_t code,
+                   const mt_location ***locs, size_t *cap, size_t *n);
+
+/* Whether function name fn is hidden by --hide. */
+int rp_hidden(const mt_filter *f, const char *fn);
+
+#endif /* MT_REPORT_PROFILE_H */
