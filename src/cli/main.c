@@ -22,6 +22,7 @@ static const cli_command commands[] = {
     {"live", "estimated live heap over time, with its peak", cmd_live, usage_live},
     {"diff", "allocation sites that changed most between two traces", cmd_diff, usage_diff},
     {"pprof", "export as a gzipped pprof profile (go tool pprof, Pyroscope, Parca)", cmd_pprof, usage_pprof},
+    {"speedscope", "export for speedscope (JSON, weighted by bytes)", cmd_speedscope, usage_speedscope},
     {"run", "run a program under the native heap profiler, write its trace", cmd_run, usage_run},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
