@@ -49,6 +49,8 @@ int cmd_pprof(int argc, char **argv);
 void usage_pprof(FILE *out);
 int cmd_speedscope(int argc, char **argv);
 void usage_speedscope(FILE *out);
+int cmd_report(int argc, char **argv);
+void usage_report(FILE *out);
 int cmd_run(int argc, char **argv);
 void usage_run(FILE *out);
 

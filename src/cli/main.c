@@ -23,6 +23,7 @@ static const cli_command commands[] = {
     {"diff", "allocation sites that changed most between two traces", cmd_diff, usage_diff},
     {"pprof", "export as a gzipped pprof profile (go tool pprof, Pyroscope, Parca)", cmd_pprof, usage_pprof},
     {"speedscope", "export for speedscope (JSON, weighted by bytes)", cmd_speedscope, usage_speedscope},
+    {"report", "one self-contained HTML report (heap over time, flame graph, sites)", cmd_report, usage_report},
     {"run", "run a program under the native heap profiler, write its trace", cmd_run, usage_run},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])

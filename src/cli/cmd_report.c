@@ -1,0 +1,167 @@
+/*
+ * cmd_report.c - `memtrace report [FILTERS] TRACE [-o REPORT.html]`: one
+ * self-contained HTML file (no network, no server) with the trace's info,
+ * the live heap over time, a flame graph (allocated in a time window, live
+ * at the peak, live at the end) and the top allocation sites. Aggregated
+ * in C (src/report/profile.c), page in web/report.html (src/report/html.c).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "analysis/analysis.h"
+#include "cli/cli.h"
+#include "report/html.h"
+#include "report/profile.h"
+
+#define REPORT_BINS 200
+
+void usage_report(FILE *out)
+{
+    fprintf(out,
+            "Usage: memtrace report [FILTERS] TRACE [-o REPORT.html]\n"
+            "\n"
+            "Write one self-contained HTML file (all data, script and style inline;\n"
+            "it opens in any browser without a server or network access) showing:\n"
+            "  - the trace: program, host, pid, start, duration, sample rate as\n"
+            "    'one sample per N bytes', context, filters, and the peak;\n"
+            "  - the estimated live heap over time (allocated, collected, live)\n"
+            "    with the peak marked; drag over it to select a time window;\n"
+            "  - a flame graph (or icicle) of the allocations, switchable between\n"
+            "    allocated in the window, live at the peak and live at the end;\n"
+            "    click a frame to zoom, the breadcrumb to zoom out, hover for bytes,\n"
+            "    samples, percent and file:line;\n"
+            "  - the allocation sites (innermost frame, as memtrace top), sortable by\n"
+            "    each column and filterable by function name.\n"
+            "The numbers are those of memtrace top and live for the same filters:\n"
+            "bytes are samples / sample rate * word size; the peak is the time of the\n"
+            "largest live heap (to 1/65536 of the trace). The time window works on\n"
+            "200 bins of the trace's duration. The data is aggregated here, per\n"
+            "distinct backtrace, so the file's size follows the number of distinct\n"
+            "stacks, not the trace's.\n"
+            "\n"
+            "Options:\n"
+            "  -o, --output FILE   write to FILE (default: TRACE's name with .html;\n"
+            "                      '-': standard output)\n"
+            "  -h, --help          show this help\n"
+            "\n");
+    mt_filter_help(out);
+    fprintf(out,
+            "\n"
+            "Filters select objects as in memtrace top; --hide leaves the frames of\n"
+            "matching functions out. TRACE is read twice, so it must be a file.\n"
+            "\n"
+            "Exit status: 0 success, 1 malformed trace or I/O error (message with\n"
+            "the file on standard error), 2 bad usage.\n");
+}
+
+int cmd_report(int argc, char **argv)
+{
+    const char *path = NULL, *outpath = NULL;
+    char *outbuf = NULL, filters[1024] = "";
+    mt_filter f;
+    mt_filter_init(&f);
+    char err[512];
+    int rc;
+    for (int i = 1; i < argc;) {
+        const char *a = argv[i];
+        int first = i;
+        int k = mt_filter_parse_arg(&f, argc, argv, &i, err, sizeof err);
+        if (k < 0) {
+            rc = cli_usage_error("report", "%s", err);
+            goto out;
+        }
+        if (k > 0) {
+            for (int j = first; j < i; j++) {
+                size_t l = strlen(filters);
+                snprintf(filters + l, sizeof filters - l, "%s%s", l ? " " : "", argv[j]);
+            }
+            continue;
+        }
+        if (cli_is_help(a)) {
+            usage_report(stdout);
+            rc = EXIT_OK;
+            goto out;
+        }
+        if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
+            if (i + 1 >= argc) {
+                rc = cli_usage_error("report", "%s needs a file name", a);
+                goto out;
+            }
+            outpath = argv[i + 1];
+            i += 2;
+            continue;
+        }
+        if (strncmp(a, "--output=", 9) == 0) {
+            outpath = a + 9;
+            i++;
+            continue;
+        }
+        if (a[0] == '-' && a[1] != 0) {
+            rc = cli_usage_error("report", "unknown option '%s'", a);
+            goto out;
+        }
+        if (path) {
+            rc = cli_usage_error("report", "expected one TRACE, got more");
+            goto out;
+        }
+        path = a;
+        i++;
+    }
+    if (!path) {
+        rc = cli_usage_error("report", "missing TRACE argument");
+        goto out;
+    }
+    if (strcmp(path, "-") == 0) {
+        rc = cli_usage_error("report", "TRACE is read twice and cannot be standard input");
+        goto out;
+    }
+    if (outpath && !outpath[0]) {
+        rc = cli_usage_error("report", "empty output file name");
+        goto out;
+    }
+    if (!outpath) {
+        size_t n = strlen(path);
+        const char *dot = strrchr(path, '.'), *slash = strrchr(path, '/');
+        if (dot && (!slash || dot > slash + 1))
+            n = (size_t)(dot - path);
+        outbuf = malloc(n + 6);
+        if (!outbuf) {
+            cli_error("report", "out of memory");
+            rc = EXIT_DATA;
+            goto out;
+        }
+        memcpy(outbuf, path, n);
+        strcpy(outbuf + n, ".html");
+        outpath = outbuf;
+    }
+    rp_profile p;
+    memset(&p, 0, sizeof p);
+    p.need_timeline = 1;
+    p.nbins = REPORT_BINS;
+    rc = EXIT_DATA;
+    if (rp_profile_run(&p, "report", path, &f) == MT_OK) {
+        int tostdout = strcmp(outpath, "-") == 0;
+        int fd = tostdout ? STDOUT_FILENO : open(outpath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fd < 0) {
+            cli_error("report", "%s: %s", outpath, strerror(errno));
+        } else {
+            int w = rp_write_html(&p, &f, filters, fd);
+            if (!tostdout && close(fd) && w == 0)
+                w = -2;
+            if (w == -2)
+                cli_error("report", "%s: writing: %s", outpath, strerror(errno));
+            else if (w)
+                cli_error("report", "%s: invalid location code or out of memory", path);
+            else
+                rc = EXIT_OK;
+        }
+    }
+    rp_profile_free(&p);
+out:
+    free(outbuf);
+    mt_filter_free(&f);
+    return rc;
+}

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# report.browser: report_test.js in headless Chromium on the known trace
+# (tests/pprof/gen_known.c), a corpus trace and a trace written by
+# `memtrace run` (the native profiler) of a small C program; the pages and
+# screenshots (NAME.html, NAME.png) stay in OUTDIR, the build directory.
+#   report_browser.sh CLI GEN_KNOWN CORPUS_DIR OUTDIR
+set -u
+CLI=$1 GEN=$2 CORPUS=${MEMTRACE_CORPUS:-$3} OUT=$4
+HERE=$(cd "$(dirname "$0")" && pwd)
+[ -x /usr/bin/chromium ] || { echo "FAIL /usr/bin/chromium missing (apt-get install chromium)"; exit 1; }
+[ -f "$HERE/node_modules/playwright-core/package.json" ] ||
+  { echo "FAIL playwright-core missing: run 'npm ci --prefix tests/report'"; exit 1; }
+T=$(mktemp -d "${TMPDIR:-/tmp}/memtrace-report.XXXXXX") || exit 1
+trap 'rm -rf "$T"' EXIT
+"$GEN" "$T/known.ctf" || { echo "FAIL cannot write the known trace"; exit 1; }
+TR=$CORPUS/traces/real-ocamlopt-1e-5.ctf
+[ -f "$TR" ] || { echo "FAIL corpus trace $TR missing"; exit 1; }
+set -- "known=$T/known.ctf" "corpus=$TR"
+# a profiler trace: sort(1) of many lines allocates (one sample per 4 KiB)
+seq 1 200000 | sed 's/$/ some text to sort/' > "$T/lines"
+if "$CLI" run --every 4k -o "$T/sort.ctf" -- sort "$T/lines" > /dev/null 2> "$T/run.err"; then
+  set -- "$@" "profiler=$T/sort.ctf"
+else
+  echo "FAIL memtrace run failed:"; cat "$T/run.err"; exit 1
+fi
+export HOME=$T
+exec node "$HERE/report_test.js" "$CLI" "$OUT" "$@"

@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# report.cli: `memtrace report` without a browser. The page is one
+# self-contained file (no external script, style, image or URL fetched);
+# its data (the JSON the page reads) gives top's totals (allocated, live at
+# peak, live at end) and live's peak on the known trace and a corpus trace,
+# with filters (--source, --hide) too; the default output name; usage
+# errors (exit 2), bad traces and unwritable output (exit 1).
+#   report_cli.sh CLI GEN_KNOWN CORPUS_DIR
+set -u
+export LC_ALL=C
+CLI=$1 GEN=$2 CORPUS=${MEMTRACE_CORPUS:-$3}
+T=$(mktemp -d "${TMPDIR:-/tmp}/memtrace-report-cli.XXXXXX") || exit 1
+trap 'rm -rf "$T"' EXIT
+FAILS=0
+fail() { echo "FAIL $*"; FAILS=$((FAILS + 1)); }
+"$GEN" "$T/known.ctf" || { echo "cannot write the known trace"; exit 1; }
+
+expect() {  # expect RC DESCRIPTION ARGS...
+  local want=$1 what=$2; shift 2
+  "$CLI" "$@" > "$T/out" 2> "$T/err"
+  local rc=$?
+  [ $rc -eq "$want" ] || { fail "$what: memtrace $* exited $rc, expected $want"; cat "$T/err"; return 1; }
+  echo "ok   $what"
+}
+# sums PAGE.html: "alloc peak end peak_bytes peak_time_us" in bytes, from the page's data
+sums() {
+  node -e '
+    const s = require("fs").readFileSync(process.argv[1], "utf8");
+    const m = s.match(/const D = (\{[\s\S]*?\});\n/);
+    const D = JSON.parse(m[1]);
+    let a = 0, p = 0, e = 0, b = 0;
+    for (const x of D.stacks) { a += x[1]; p += x[2]; e += x[3]; }
+    for (const x of D.bins) b += x[2];
+    if (b !== a) { console.error("bins sum " + b + " != allocated " + a); process.exit(1); }
+    const k = D.bytes_per_sample;
+    console.log([a * k, p * k, e * k, D.peak_samples * k, D.peak_time_us].join(" "));' "$1"
+}
+same() {  # same DESCRIPTION A B
+  awk -v a="$2" -v b="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 1e-6 * (b < 0 ? -b : b) + 1e-9) }' ||
+    { fail "$1: $2 vs $3"; return 1; }
+}
+compare() {  # compare NAME TRACE [FILTERS...]: page data vs top --json and live --json
+  local name=$1 tr=$2; shift 2
+  expect 0 "$name: report" report "$@" "$tr" -o "$T/$name.html" || return
+  read -r a p e pk pt < <(sums "$T/$name.html") || { fail "$name: page data unreadable"; return; }
+  "$CLI" top --json "$@" "$tr" > "$T/top" && "$CLI" live --json "$@" "$tr" > "$T/live" ||
+    { fail "$name: top/live failed"; return; }
+  local tot; tot=$(grep -o '"total": {.*' "$T/top")
+  num() { grep -o "\"$1\": [-0-9.e+]*" | head -1 | grep -o '[-0-9.e+]*$'; }
+  same "$name allocated" "$a" "$(num allocated_bytes <<< "$tot")" &&
+  same "$name live at peak" "$p" "$(num peak_bytes <<< "$tot")" &&
+  same "$name live at end" "$e" "$(num end_bytes <<< "$tot")" &&
+  same "$name peak" "$pk" "$(num peak_bytes < "$T/live")" &&
+  same "$name peak time" "$(awk -v t="$pt" 'BEGIN { printf "%.6f", t / 1e6 }')" "$(num peak_time_s < "$T/live")" &&
+  echo "ok   $name: allocated $a, at peak $p, at end $e, peak $pk at $pt us as top and live"
+}
+
+compare known "$T/known.ctf"
+compare known-major "$T/known.ctf" --source major
+compare known-hide "$T/known.ctf" --hide new_node
+grep -q '"build_tree","tree.c",70' "$T/known-hide.html" || fail "--hide: build_tree frame"
+grep -q '"new_node"' "$T/known-hide.html" && fail "--hide: new_node still a frame"
+TR=$CORPUS/traces/real-ocamlopt-1e-5.ctf
+if [ -f "$TR" ]; then
+  compare corpus "$TR"
+  compare corpus-window "$TR" --from 0.1 --to 0.2
+  expect 1 "malformed trace" report "$CORPUS/malformed/bad-bt-flip-bucket.ctf" -o "$T/x.html"
+  grep -q "memtrace report: " "$T/err" || fail "no message for a malformed trace"
+else
+  fail "corpus trace $TR missing"
+fi
+
+# self-contained: nothing the browser would fetch
+for f in "$T"/known.html "$T"/corpus.html; do
+  [ -f "$f" ] || continue
+  if grep -qiE '<(script|img|iframe)[^>]* src=|<link |url\(|@import|https?://[^"]*\.(js|css)' "$f"; then
+    fail "$f refers to an external resource"
+  fi
+done
+echo "ok   pages are self-contained"
+
+cp "$T/known.ctf" "$T/named.trace.ctf"
+expect 0 "default output name" report "$T/named.trace.ctf"
+[ -s "$T/named.trace.html" ] || fail "no $T/named.trace.html"
+expect 0 "standard output" report "$T/known.ctf" -o -
+grep -q "</html>" "$T/out" || fail "-o -: no page on standard output"
+expect 2 "no TRACE" report
+expect 2 "unknown option" report --bogus "$T/known.ctf"
+expect 2 "two traces" report "$T/known.ctf" "$T/known.ctf"
+expect 2 "stdin" report -
+expect 2 "bad filter" report --to never "$T/known.ctf"
+expect 1 "missing file" report "$T/none.ctf" -o "$T/x.html"
+grep -qF "$T/none.ctf" "$T/err" || fail "missing file not named"
+expect 1 "unwritable output" report "$T/known.ctf" -o "$T/no/dir.html"
+grep -qF "$T/no/dir.html" "$T/err" || fail "unwritable output not named"
+[ -w /dev/full ] && expect 1 "full disk" report "$T/known.ctf" -o /dev/full
+expect 0 "--help" report --help
+for needle in "Usage: memtrace report" "flame graph" "--hide FUNC" "Exit status"; do
+  grep -qF -- "$needle" "$T/out" || fail "--help lacks '$needle'"
+done
+[ $FAILS -eq 0 ] && echo "all report cli tests passed" || { echo "$FAILS failure(s)"; exit 1; }

@@ -1,0 +1,106 @@
+// report_test.js - end-to-end test of `memtrace report` in headless
+// Chromium (Debian's /usr/bin/chromium driven by playwright-core): for
+// each trace, the page has no console errors, the live-heap chart is drawn,
+// the peak it shows is `memtrace live`'s, clicking a flame-graph frame zooms
+// and extends the breadcrumb, the live-at-end view differs from the
+// allocated view exactly as top's totals say, and the sites table's top row
+// is `memtrace top`'s; a screenshot NAME.png is saved in OUTDIR.
+//   node report_test.js CLI OUTDIR NAME=TRACE...
+'use strict';
+const path = require('path');
+const fs = require('fs');
+const {execFileSync} = require('child_process');
+const {chromium} = require(path.join(__dirname, 'node_modules', 'playwright-core'));
+
+const [cli, outdir, ...traces] = process.argv.slice(2);
+let fails = 0;
+function fail(msg) { console.log('FAIL ' + msg); fails++; }
+function ok(msg) { console.log('ok   ' + msg); }
+function run(args) { return execFileSync(cli, args, {encoding: 'utf8', maxBuffer: 1 << 28}); }
+
+async function check(browser, name, trace) {
+  const html = path.join(outdir, name + '.html');
+  run(['report', trace, '-o', html]);
+  const live = run(['live', trace]).trim().split('\n').pop();        // "Peak: ..."
+  const liveJson = JSON.parse(run(['live', '--json', trace]));
+  const top = JSON.parse(run(['top', '--json', '--limit', '1', trace]));
+  const topText = run(['top', '--limit', '1', trace]).split('\n');
+  const row = topText[topText.findIndex((l) => l.includes('ALLOCATED')) + 1].trim();
+
+  const page = await browser.newPage({viewport: {width: 1280, height: 1000}});
+  const errors = [];
+  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+  page.on('pageerror', (e) => errors.push(String(e)));
+  page.on('request', (r) => { if (!r.url().startsWith('file:')) errors.push('network request ' + r.url()); });
+  await page.goto('file://' + path.resolve(html));
+  await page.waitForSelector('#sites tr:nth-child(2)', {timeout: 10000});
+
+  // the chart: three polylines with points, the peak marker
+  const pts = await page.$$eval('#chart polyline', (ls) => ls.map((l) => l.getAttribute('points').split(' ').length));
+  if (pts.length === 3 && pts.every((n) => n >= 2)) ok(`${name}: chart drawn (${pts[0]} points)`);
+  else fail(`${name}: chart lines ${JSON.stringify(pts)}`);
+  if (!await page.$('#chart #peakmark')) fail(`${name}: no peak marker`);
+
+  // the peak: the page's text is live's "Peak: ..." line, its data live's numbers
+  const peakText = await page.textContent('#peak');
+  if ('Peak: ' + peakText === live) ok(`${name}: peak '${peakText}' as memtrace live`);
+  else fail(`${name}: page peak '${peakText}' but live says '${live}'`);
+  const d = await page.evaluate(() => ({b: D.peak_samples * D.bytes_per_sample, t: D.peak_time_us}));
+  if (Math.abs(d.b - liveJson.peak_bytes) > 1e-6 * Math.max(1, liveJson.peak_bytes) ||
+      Math.abs(d.t / 1e6 - liveJson.peak_time_s) > 1e-6)
+    fail(`${name}: page peak ${d.b} B at ${d.t} us, live ${liveJson.peak_bytes} at ${liveJson.peak_time_s} s`);
+
+  // sites table: top row as memtrace top's
+  const first = await page.$$eval('#sites tr:nth-child(2) td', (tds) => tds.map((t) => t.textContent));
+  const want = top.sites[0];
+  if (first[4] === want.site && row.startsWith(first[0]) && row.endsWith(want.site))
+    ok(`${name}: top row ${first[4]} ${first[0]} as memtrace top`);
+  else fail(`${name}: table top row ${JSON.stringify(first)}, top: '${row}'`);
+
+  // flame graph: click the widest frame below the root; breadcrumb grows
+  const before = await page.$$eval('#crumbs .crumb', (c) => c.length);
+  const target = await page.evaluate(() => {
+    const rs = [...document.querySelectorAll('#flame rect')].filter((r) => r.dataset.frame !== 'all');
+    rs.sort((a, b) => b.getAttribute('width') - a.getAttribute('width'));
+    const r = rs[0]; r.setAttribute('id', 'clickme'); return r ? r.dataset.frame : null; });
+  if (!target) fail(`${name}: no flame frames`);
+  else {
+    await page.click('#clickme', {force: true});
+    const crumbs = await page.$$eval('#crumbs .crumb', (c) => c.map((x) => x.textContent));
+    if (crumbs.length > before && crumbs[crumbs.length - 1] === target)
+      ok(`${name}: clicking '${target}' zoomed (breadcrumb ${crumbs.join(' > ')})`);
+    else fail(`${name}: after clicking '${target}' breadcrumb is ${JSON.stringify(crumbs)}`);
+    const rootW = await page.$eval('#flame rect', (r) => +r.getAttribute('width'));
+    if (!(rootW > 1100)) fail(`${name}: zoomed frame not full width (${rootW})`);
+    await page.click('#crumbs .crumb', {force: true});     // back to "all"
+  }
+  // the live-at-end view's root is top's end bytes
+  await page.check('input[value=end]');
+  const endRoot = await page.evaluate(() => {
+    let s = 0; D.stacks.forEach((x) => s += x[3]); return s * D.bytes_per_sample; });
+  if (Math.abs(endRoot - top.total.end_bytes) > 1e-6 * Math.max(1, top.total.end_bytes))
+    fail(`${name}: live at end ${endRoot} vs top ${top.total.end_bytes}`);
+  else ok(`${name}: live-at-end view totals ${endRoot} B as top`);
+  await page.check('input[value=alloc]');
+  await page.screenshot({path: path.join(outdir, name + '.png'), fullPage: true});
+  if (errors.length) fail(`${name}: console errors: ${errors.join(' | ')}`);
+  else ok(`${name}: no console errors; screenshot ${path.join(outdir, name + '.png')}`);
+  await page.close();
+}
+
+(async () => {
+  // launch() gives chromium a fresh temporary profile (--user-data-dir)
+  const browser = await chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
+           '--no-first-run', '--disable-component-update', '--disable-sync']});
+  try {
+    for (const t of traces) {
+      const i = t.indexOf('=');
+      await check(browser, t.slice(0, i), t.slice(i + 1));
+    }
+  } catch (e) { fail(String(e && e.stack || e)); }
+  await browser.close();
+  console.log(fails ? `${fails} failure(s)` : 'all report browser tests passed');
+  process.exit(fails ? 1 : 0);
+})();
