@@ -26,7 +26,7 @@ now() { date +%s.%N; }
 elapsed() {  # elapsed CMD...: wall seconds, output discarded
   local t0 t1
   t0=$(now)
-  "$@" > /dev/null 2> "$W/err" || { echo "failed: $*"; cat "$W/err"; exit 1; }
+  "$@" > /dev/null 2> "$W/err" || { echo "failed: $*" >&2; cat "$W/err" >&2; exit 1; }
   t1=$(now)
   awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.4f\n", b - a }'
 }
@@ -81,6 +81,6 @@ bench() {  # bench NAME CMD...
     awk -v m=$m -v t="$t" -v b="$base" -v s="$size" 'BEGIN { printf "  %-28s %9.3f %7.3fx %14s\n", m, t, t / b, s }'
   done
 }
-bench "binary_trees 18" "$W/binary_trees" 18
+bench binary_trees_17 "$W/binary_trees" 17
 echo
-bench "malloc_stress 2x10M" "$W/malloc_stress" 10000000
+bench malloc_stress_2x20M "$W/malloc_stress" 20000000

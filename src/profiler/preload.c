@@ -32,6 +32,14 @@ static inline void *counted(void *p, size_t bytes)
     return p;
 }
 
+/* malloc's slow path: the countdown already went to <= 0. */
+__attribute__((noinline)) static void *malloc_slow(size_t n)
+{
+    void *p = __libc_malloc(n);
+    mt_sample(p, n, 0);
+    return p;
+}
+
 static inline void forget(void *p)
 {
     if (MT_UNLIKELY(mt_ptrtable_maybe((uintptr_t)p)) &&
@@ -39,9 +47,14 @@ static inline void forget(void *p)
         mt_collect_ptr(p);
 }
 
+/* Counted before the call, so the common case is a tail call to glibc. */
 EXPORT void *malloc(size_t n)
 {
-    return counted(__libc_malloc(n), n);
+    mt_thread *t = &mt_self;
+    t->countdown -= (int64_t)n;
+    if (MT_LIKELY(t->countdown > 0))
+        return __libc_malloc(n);
+    return malloc_slow(n);
 }
 
 EXPORT void free(void *p)

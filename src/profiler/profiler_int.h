@@ -28,6 +28,7 @@ typedef struct mt_thread {
     uint64_t rng;           /* xorshift64* state (0 = not seeded)           */
     uint32_t epoch;         /* session the countdown was drawn for          */
     int busy;               /* re-entrancy guard: inside the profiler       */
+    uintptr_t stack_lo, stack_hi;  /* the thread's own stack (0: unknown)   */
 } mt_thread;
 
 extern __thread mt_thread mt_self

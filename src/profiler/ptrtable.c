@@ -216,8 +216,10 @@ int mt_ptrtable_remove(uintptr_t addr, int64_t *id)
             atomic_store_explicit(&t->slots[i].addr, TOMB, memory_order_release);
             live--;
             /* Bits of removed pointers stay set until the filter is
-             * rebuilt: do it when most set bits are stale. */
-            if (fset > 256 && fset > 4 * live) {
+             * rebuilt: do it when they pass 1/128 of the filter and most
+             * set bits are stale (a rebuild costs ~2 us, once per dozens
+             * of collects; a stale bit costs a table probe per free). */
+            if (fset > 32 && fset > 2 * live + 16) {
                 bump_gen();
                 filter_rebuild(t);
             }

@@ -48,6 +48,7 @@ static int follow_fork;
 static int64_t last_time;
 static int64_t last_flush;             /* time of the last timed flush    */
 static int dirty;                      /* events since the last flush     */
+static int failed;                     /* a write failure was reported    */
 static int flusher_started;
 static pthread_t flusher;
 static pthread_cond_t flusher_cond = PTHREAD_COND_INITIALIZER;
@@ -83,9 +84,10 @@ static int64_t now_us(void)
  * in a forked child is silent, as in the reference). */
 static void writer_failed(int st)
 {
-    if (st != MT_ERR_PID_CHANGED)
+    if (st != MT_ERR_PID_CHANGED && !failed)
         say("memtrace: cannot write the trace %s: %s; tracing stopped",
             trace_path, writer ? mt_writer_error(writer) : mt_status_name(st));
+    failed = 1;
     __atomic_store_n(&mt_active, 0, __ATOMIC_RELEASE);
 }
 
@@ -105,8 +107,27 @@ static void maybe_flush(int64_t now)
 
 /* ---- sampled path -------------------------------------------------------- */
 
-static int on_alt_stack(void)
+/* On an alternate signal stack? The thread's own stack range is learnt
+ * once (pthread_getattr_np); only off it (a signal stack, or a coroutine's
+ * stack) does a sigaltstack call (~0.5 us on a VM) decide. */
+static int on_alt_stack(mt_thread *t)
 {
+    uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
+    if (!t->stack_hi) {
+        pthread_attr_t a;
+        void *lo;
+        size_t size;
+        t->stack_hi = 1;        /* unknown: always ask sigaltstack */
+        if (pthread_getattr_np(pthread_self(), &a) == 0) {
+            if (pthread_attr_getstack(&a, &lo, &size) == 0) {
+                t->stack_lo = (uintptr_t)lo;
+                t->stack_hi = (uintptr_t)lo + size;
+            }
+            pthread_attr_destroy(&a);
+        }
+    }
+    if (sp >= t->stack_lo && sp < t->stack_hi)
+        return 0;
     stack_t ss;
     return sigaltstack(NULL, &ss) == 0 && (ss.ss_flags & SS_ONSTACK);
 }
@@ -142,7 +163,7 @@ uint64_t mt_sample(void *ptr, size_t bytes, int external)
         return 0;
     t->busy = 1;
     uint64_t token = 0;
-    if (on_alt_stack())
+    if (on_alt_stack(t))
         goto out;
     uint64_t codes[MT_MAX_FRAMES];
     size_t n = mt_unwind(codes, MT_MAX_FRAMES);
@@ -360,6 +381,7 @@ static int start_locked(const char *path, double rate, const char *context,
     session_rate = rate;
     mt_coef = mt_sampler_coef(rate);
     dirty = 0;
+    failed = 0;
     __atomic_add_fetch(&mt_epoch, 1, __ATOMIC_RELEASE);
     __atomic_store_n(&mt_active, 1, __ATOMIC_RELEASE);
     start_flusher();
@@ -373,7 +395,7 @@ static int stop_locked(void)
         return -1;
     __atomic_store_n(&mt_active, 0, __ATOMIC_RELEASE);
     int st = mt_writer_finish(writer);
-    if (st != MT_OK && st != MT_ERR_PID_CHANGED && writer)
+    if (st != MT_OK && st != MT_ERR_PID_CHANGED && !failed)
         say("memtrace: cannot write the trace %s: %s", trace_path, mt_writer_error(writer));
     mt_writer_close(writer);
     writer = NULL;

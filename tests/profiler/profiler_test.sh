@@ -145,6 +145,18 @@ env)
   else
     fail "/dev/full is not writable here: the disk-full case cannot be tested"
   fi
+  # The disk fills up during the run (a 64 KiB file size limit, SIGXFSZ
+  # ignored): one line, the program runs on, the trace ends with the last
+  # complete packet and reads cleanly.
+  ( trap '' XFSZ; ulimit -f 64
+    LD_PRELOAD=$PRELOAD MEMTRACE=full.ctf MEMTRACE_RATE=1e-2 "$P" > x.out 2> x.err; echo $? > x.rc )
+  rc=$(cat x.rc)
+  [ "$rc" = 0 ] && cmp -s plain.out x.out && [ "$(wc -l < x.err)" = 1 ] &&
+    grep -q "^memtrace: cannot write the trace full.ctf: .*; tracing stopped$" x.err &&
+    [ "$(stat -c %s full.ctf)" -le 65536 ] &&
+    ok "disk full during the run: one line ($(cut -c1-60 x.err)...), program unharmed" ||
+    { fail "disk full during the run (rc $rc, $(stat -c %s full.ctf) bytes)"; cat x.err; }
+  valid "trace cut by the full disk" full.ctf
   # A file another process is tracing into: the second runs untraced.
   LD_PRELOAD=$PRELOAD MEMTRACE=l.ctf "$P" > /dev/null &
   bg=$!
