@@ -68,7 +68,8 @@ int rp_frames_of_stack(rp_frames *fr, rp_profile *p, const mt_filter *f,
         if (rp_frames_of_code(fr, p, f, codes[i], &ids, &n) ||
             grow_array(out, cap, *len + n, sizeof **out))
             return -1;
-        memcpy(*out + *len, ids, n * sizeof *ids);
+        if (n)
+            memcpy(*out + *len, ids, n * sizeof *ids);
         *len += n;
     }
     return 0;

@@ -154,7 +154,24 @@ int rp_profile_run(rp_profile *p, const char *cmd, const char *path,
     p->scan.on_alloc = on_alloc;
     p->scan.on_object = on_object;
     p->scan.ctx = p;
-    int st = cli_scan_filtered(cmd, &p->scan, &f2, path);
+    int st;
+    if (!first) {
+        st = cli_scan_filtered(cmd, &p->scan, &f2, path);
+    } else {
+        /* the second pass: skipped packets were reported by the first */
+        char label[64];
+        cli_progress prog;
+        snprintf(label, sizeof label, "memtrace %s", cmd);
+        progress_start(&prog, label, path);
+        p->scan.filter = &f2;
+        p->scan.live_at = mt_filter_live_at(&f2, p->peak_time);
+        p->scan.tick = progress_tick_fn;
+        p->scan.tick_ctx = &prog;
+        st = mt_scan_run(&p->scan, path);
+        progress_done(&prog);
+        if (st != MT_OK && p->scan.err[0])
+            cli_error(cmd, "%s: %s", path, p->scan.err);
+    }
     p->info = p->scan.info;
     if (p->err) {
         cli_error(cmd, "out of memory");

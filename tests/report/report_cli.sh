@@ -66,6 +66,11 @@ if [ -f "$TR" ]; then
   compare corpus-window "$TR" --from 0.1 --to 0.2
   expect 1 "malformed trace" report "$CORPUS/malformed/bad-bt-flip-bucket.ctf" -o "$T/x.html"
   grep -q "memtrace report: " "$T/err" || fail "no message for a malformed trace"
+  # skipped packets are reported once (the first pass), as by top
+  BAD=$CORPUS/malformed/bad-dropped-packet.ctf
+  expect 0 "skipped packets" report "$BAD" -o "$T/x.html"
+  n=$(grep -c "skip" "$T/err"); "$CLI" top "$BAD" 2> "$T/err" > /dev/null
+  [ "$n" -gt 0 ] && [ "$n" = "$(grep -c "skip" "$T/err")" ] || fail "report gave $n skipped-packet messages, top $(grep -c skip "$T/err")"
 else
   fail "corpus trace $TR missing"
 fi
