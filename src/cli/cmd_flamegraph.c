@@ -22,6 +22,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "analysis/analysis.h"
@@ -109,14 +110,14 @@ static inline size_t edge_hash(uint64_t key)
     return (size_t)(key ^ key >> 33);
 }
 
-/* A distinct backtrace: its 128-bit hash, its trie node and (without
- * filters) the samples allocated with it. */
-typedef struct stack_ent {
-    uint64_t h[2];
-    uint32_t node;
-    uint32_t used;
-    int64_t count;              /* 63-bit wrapping sum */
-} stack_ent;
+/* A slot of the table of distinct backtraces: 96 bits of the backtrace's
+ * hash and its index (+ 1; 0 = empty) into the dense per-stack arrays.
+ * 16 bytes, so that 4 slots share a cache line. */
+typedef struct stack_slot {
+    uint64_t h0;
+    uint32_t h1;
+    uint32_t idx;
+} stack_slot;
 
 typedef struct fg {
     mt_reader *r;
@@ -146,8 +147,11 @@ typedef struct fg {
     u64map early_collect;
     int v3;
     /* distinct backtraces (see stack_of) */
-    stack_ent *stacks;
-    size_t nstacks, stacks_cap;
+    stack_slot *slots;
+    size_t slots_cap;           /* a power of two, at least 2 * nstacks */
+    uint32_t *st_node;          /* per distinct backtrace: its trie node   */
+    int64_t *st_count;          /* and (no filters) its samples, wrapping  */
+    size_t nstacks, st_cap;
     uint64_t *prev_codes;       /* the previous backtrace                    */
     uint64_t (*prefix_hash)[2]; /* hashes of prev_codes[0..i]                */
     size_t prev_len, prev_cap, prefix_hash_cap;
@@ -390,23 +394,41 @@ static inline uint64_t mix64(uint64_t h)
     return h ^ h >> 33;
 }
 
-static int stacks_grow(fg *g)
+/* A zeroed table of n bytes; big ones are asked for in transparent huge
+ * pages, as every allocation probes it at random (a TLB miss per probe
+ * with 4 KiB pages). */
+static void *table_alloc(size_t n)
 {
-    size_t cap = g->stacks_cap ? g->stacks_cap * 2 : 4096;
-    stack_ent *t = calloc(cap, sizeof *t);
+    const size_t huge = (size_t)2 << 20;
+    if (n < huge)
+        return calloc(1, n);
+    void *p = NULL;
+    if (posix_memalign(&p, huge, n))
+        return NULL;
+#ifdef MADV_HUGEPAGE
+    madvise(p, n, MADV_HUGEPAGE);       /* a hint: failure is fine */
+#endif
+    memset(p, 0, n);
+    return p;
+}
+
+static int slots_grow(fg *g)
+{
+    size_t cap = g->slots_cap ? g->slots_cap * 2 : 4096;
+    stack_slot *t = table_alloc(cap * sizeof *t);
     if (!t)
         return -1;
-    for (size_t i = 0; i < g->stacks_cap; i++) {
-        if (!g->stacks[i].used)
+    for (size_t i = 0; i < g->slots_cap; i++) {
+        if (!g->slots[i].idx)
             continue;
-        size_t j = g->stacks[i].h[0] & (cap - 1);
-        while (t[j].used)
+        size_t j = g->slots[i].h0 & (cap - 1);
+        while (t[j].idx)
             j = (j + 1) & (cap - 1);
-        t[j] = g->stacks[i];
+        t[j] = g->slots[i];
     }
-    free(g->stacks);
-    g->stacks = t;
-    g->stacks_cap = cap;
+    free(g->slots);
+    g->slots = t;
+    g->slots_cap = cap;
     return 0;
 }
 
@@ -418,8 +440,9 @@ static int stacks_grow(fg *g)
  * kept for every prefix of the previous backtrace: consecutive backtraces
  * share most of their callers, so only the ~3 new codes are hashed, and
  * one probe finds the entry. Only a backtrace never seen before walks the
- * trie. (Two distinct backtraces would have to collide in 128 bits to be
- * confused: about n^2 / 2^129 for n distinct backtraces.) */
+ * trie. (Two distinct backtraces would have to collide in the 96 bits kept
+ * to be confused: about n^2 / 2^97 for n distinct backtraces, 10^-19 for a
+ * million.) */
 
 /* The hash of ev's backtrace; g->prev_codes becomes that backtrace. 0, or
  * -2 out of memory. */
@@ -460,26 +483,34 @@ static int stack_hash(fg *g, const mt_event *ev, uint64_t h[2])
 static int stack_find(fg *g, const uint64_t h[2], const uint64_t *bt, size_t n,
                       size_t *idx)
 {
-    if ((g->nstacks + 1) * 2 > g->stacks_cap && stacks_grow(g))
+    if ((g->nstacks + 1) * 2 > g->slots_cap && slots_grow(g))
         return -2;
-    size_t mask = g->stacks_cap - 1, j = h[0] & mask;
-    for (; g->stacks[j].used; j = (j + 1) & mask)
-        if (g->stacks[j].h[0] == h[0] && g->stacks[j].h[1] == h[1]) {
-            *idx = j;
+    uint32_t h1 = (uint32_t)h[1];
+    size_t mask = g->slots_cap - 1, j = h[0] & mask;
+    for (; g->slots[j].idx; j = (j + 1) & mask)
+        if (g->slots[j].h0 == h[0] && g->slots[j].h1 == h1) {
+            *idx = g->slots[j].idx - 1;
             return 0;
         }
+    if (g->nstacks >= UINT32_MAX - 1 ||
+        grow_array(&g->st_node, &g->st_cap, g->nstacks + 1, sizeof *g->st_node))
+        return -2;
+    size_t cap = g->st_cap;     /* st_count follows st_node's capacity */
+    int64_t *c = realloc(g->st_count, cap * sizeof *c);
+    if (!c)
+        return -2;
+    g->st_count = c;
     uint32_t at;
     int e = path_node(g, bt, n, &at);
     if (e)
         return e;
-    stack_ent *se = &g->stacks[j];
-    se->h[0] = h[0];
-    se->h[1] = h[1];
-    se->node = at;
-    se->used = 1;
-    se->count = 0;
-    g->nstacks++;
-    *idx = j;
+    size_t k = g->nstacks++;
+    g->st_node[k] = at;
+    g->st_count[k] = 0;
+    g->slots[j].h0 = h[0];
+    g->slots[j].h1 = h1;
+    g->slots[j].idx = (uint32_t)k + 1;
+    *idx = k;
     return 0;
 }
 
@@ -499,7 +530,7 @@ static int flush_pending(fg *g)
     g->pending = 0;
     int e = stack_find(g, g->pend_h, g->prev_codes, g->prev_len, &idx);
     if (!e)
-        g->stacks[idx].count = ocaml_add(g->stacks[idx].count, g->pend_ns);
+        g->st_count[idx] = ocaml_add(g->st_count[idx], g->pend_ns);
     return e;
 }
 
@@ -514,8 +545,8 @@ static int on_alloc(fg *g, const mt_event *ev)
             e = stack_hash(g, ev, g->pend_h);
         if (e)
             return e;
-        if (g->stacks)
-            __builtin_prefetch(&g->stacks[g->pend_h[0] & (g->stacks_cap - 1)]);
+        if (g->slots)
+            __builtin_prefetch(&g->slots[g->pend_h[0] & (g->slots_cap - 1)]);
         g->pend_ns = ev->nsamples;
         g->pending = 1;
         return 0;
@@ -524,7 +555,7 @@ static int on_alloc(fg *g, const mt_event *ev)
     int e = stack_of(g, ev, &idx);
     if (e)
         return e;
-    uint32_t at = g->stacks[idx].node;
+    uint32_t at = g->st_node[idx];
     uint64_t v;
     if (g->v3 && u64map_del(&g->early_collect, (uint64_t)ev->id, &v))
         return 0;                   /* already collected: not live */
@@ -685,7 +716,9 @@ static void fg_free(fg *g)
     u64map_free(&g->live_samples);
     u64map_free(&g->early_collect);
     free(g->path);
-    free(g->stacks);
+    free(g->slots);
+    free(g->st_node);
+    free(g->st_count);
     free(g->prev_codes);
     free(g->prefix_hash);
     free(g->hidden);
@@ -705,7 +738,7 @@ static int scan_alloc(void *ctx, const mt_event *ev, uint32_t *user)
     size_t idx;
     fs->g->err = stack_of(fs->g, ev, &idx);
     if (!fs->g->err)
-        *user = fs->g->stacks[idx].node;
+        *user = fs->g->st_node[idx];
     return fs->g->err;
 }
 
@@ -869,11 +902,9 @@ int cmd_flamegraph(int argc, char **argv)
         cli_error("flamegraph", "%s: %s", path, mt_reader_error(r));
         rc = EXIT_DATA;
     }
-    for (size_t i = 0; rc == EXIT_OK && i < g.stacks_cap; i++) {
-        if (g.stacks[i].used) {
-            node *nd = &g.nodes[g.stacks[i].node];
-            nd->count = ocaml_add(nd->count, g.stacks[i].count);
-        }
+    for (size_t i = 0; rc == EXIT_OK && i < g.nstacks; i++) {
+        node *nd = &g.nodes[g.st_node[i]];
+        nd->count = ocaml_add(nd->count, g.st_count[i]);
     }
     if (rc == EXIT_OK && g.opt_live) {
         for (size_t i = 0; i < g.live_node.cap; i++) {
