@@ -13,6 +13,7 @@
 
 #include "analysis/analysis.h"
 #include "util/grow.h"
+#include "util/hugemem.h"
 #include "util/u64map.h"
 
 /* ---- timeline ----------------------------------------------------------- */
@@ -186,7 +187,7 @@ static inline size_t hash64(uint64_t k)
 static int old_grow(ltab *t)
 {
     size_t cap = t->cap ? t->cap * 2 : 1024;
-    lobj *v = calloc(cap, sizeof *v);
+    lobj *v = huge_calloc(cap * sizeof *v);
     if (!v)
         return -1;
     for (size_t i = 0; i < t->cap; i++) {
@@ -271,7 +272,7 @@ static int ring_advance(ltab *t, int64_t base)
 static int ltab_put(ltab *t, const lobj *o)
 {
     if (!t->ring) {
-        t->ring = calloc(RING_SIZE, sizeof *t->ring);
+        t->ring = huge_calloc(RING_SIZE * sizeof *t->ring);
         if (!t->ring)
             return -1;
         t->base = o->id;

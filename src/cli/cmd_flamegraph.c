@@ -22,7 +22,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include "analysis/analysis.h"
@@ -32,6 +31,7 @@
 #include "cli/progress.h"
 #include "util/grow.h"
 #include "util/hash.h"
+#include "util/hugemem.h"
 #include "util/u64map.h"
 
 void usage_flamegraph(FILE *out)
@@ -394,28 +394,10 @@ static inline uint64_t mix64(uint64_t h)
     return h ^ h >> 33;
 }
 
-/* A zeroed table of n bytes; big ones are asked for in transparent huge
- * pages, as every allocation probes it at random (a TLB miss per probe
- * with 4 KiB pages). */
-static void *table_alloc(size_t n)
-{
-    const size_t huge = (size_t)2 << 20;
-    if (n < huge)
-        return calloc(1, n);
-    void *p = NULL;
-    if (posix_memalign(&p, huge, n))
-        return NULL;
-#ifdef MADV_HUGEPAGE
-    madvise(p, n, MADV_HUGEPAGE);       /* a hint: failure is fine */
-#endif
-    memset(p, 0, n);
-    return p;
-}
-
 static int slots_grow(fg *g)
 {
     size_t cap = g->slots_cap ? g->slots_cap * 2 : 4096;
-    stack_slot *t = table_alloc(cap * sizeof *t);
+    stack_slot *t = huge_calloc(cap * sizeof *t);
     if (!t)
         return -1;
     for (size_t i = 0; i < g->slots_cap; i++) {
