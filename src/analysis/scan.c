@@ -357,8 +357,8 @@ typedef struct scan_priv {
     size_t cum_cap, prev_len;
     int prev_domain, have_prev;
     uint64_t in_bits, not_in_bits;
-    uint64_t last_key, last_stack;  /* the last summary looked up */
-    int last_key_valid;
+    uint64_t dm_skey[DM_SIZE];  /* direct-mapped cache in front of stack_ids */
+    uint32_t dm_sidx[DM_SIZE];  /* stack index + 1; 0: empty */
     int err;
     int stopped;                /* on_object asked to stop */
 } scan_priv;
@@ -451,13 +451,13 @@ static int64_t summarize(mt_scan *s, const mt_event *ev)
     /* locations are at least 8-byte aligned: the low bits hold the flags */
     uint64_t key = (uint64_t)(uintptr_t)e.site | (uint64_t)e.match << 1 |
                    (uint64_t)e.nonempty;
-    if (p->last_key_valid && key == p->last_key)   /* runs of one site */
-        return (int64_t)p->last_stack;
+    size_t d = (size_t)((key * 0x9E3779B97F4A7C15ULL) >> (64 - DM_BITS));
+    if (p->dm_sidx[d] && p->dm_skey[d] == key)
+        return (int64_t)p->dm_sidx[d] - 1;
     const uint64_t *known = u64map_get(&p->stack_ids, key);
     if (known) {
-        p->last_key = key;
-        p->last_stack = *known;
-        p->last_key_valid = 1;
+        p->dm_skey[d] = key;
+        p->dm_sidx[d] = (uint32_t)*known + 1;
         return (int64_t)*known;
     }
     if (p->nstacks >= UINT32_MAX - 1 ||

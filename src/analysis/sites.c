@@ -177,6 +177,7 @@ typedef struct peak_track {
     int backwards;              /* a time went backwards: two passes */
     int64_t best[PT_LEVELS], best_t[PT_LEVELS];
     uint32_t epoch[PT_LEVELS];
+    uint64_t moved_gen[PT_LEVELS];  /* gen of each level's last move */
     uint64_t gen;               /* bumped whenever an epoch changes */
 } peak_track;
 
@@ -194,7 +195,7 @@ static void pt_advance(peak_track *pt, int64_t t)
             pt->best[k] = pt->live;
             pt->best_t[k] = (((pt->tprev >> k) + 1) << k) - 1;
             pt->epoch[k]++;
-            pt->gen++;
+            pt->moved_gen[k] = ++pt->gen;
         }
     }
     pt->tprev = t;
@@ -225,7 +226,7 @@ static int pt_change(peak_track *pt, int64_t site, int64_t t, int64_t delta)
         if (hi > PT_LEVELS - 1)
             hi = PT_LEVELS - 1;
         for (int k = lo; k <= hi; k++)
-            if (ps->epoch[k] != pt->epoch[k]) {
+            if (pt->moved_gen[k] > ps->gen) {   /* moved since we looked */
                 ps->snap[k] = ps->live;
                 ps->epoch[k] = pt->epoch[k];
             }
