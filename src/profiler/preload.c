@@ -47,6 +47,14 @@ static inline void forget(void *p)
         mt_collect_ptr(p);
 }
 
+/* free's slow path: the filter said maybe. */
+__attribute__((noinline)) static void free_slow(void *p)
+{
+    if (mt_ptrtable_contains((uintptr_t)p))
+        mt_collect_ptr(p);
+    __libc_free(p);
+}
+
 /* Counted before the call, so the common case is a tail call to glibc. */
 EXPORT void *malloc(size_t n)
 {
@@ -59,8 +67,10 @@ EXPORT void *malloc(size_t n)
 
 EXPORT void free(void *p)
 {
-    forget(p);
-    __libc_free(p);
+    if (MT_UNLIKELY(mt_ptrtable_maybe((uintptr_t)p)))
+        free_slow(p);
+    else
+        __libc_free(p);
 }
 
 EXPORT void *calloc(size_t n, size_t m)

@@ -45,22 +45,24 @@ MT_HIDDEN uint64_t mt_sampler_seed(void);
 
 /* ---- ptrtable.c: sampled live pointers ----------------------------------- */
 
-/* In front of the table, a 4096-bit filter (512 bytes: it stays in the L1
+/* In front of the table, an 8192-bit filter (1 KiB: it stays in the L1
  * cache of a malloc-heavy program, where the table would not): a clear bit
  * means "certainly not sampled", so nearly every free costs a hash and one
  * load of a hot line. Bits are set at insert and dropped when the filter
  * is rebuilt (into the other buffer) from the table; the generation count
  * makes a reader that saw a rebuild answer "maybe". */
-#define MT_FILTER_BITS 12
+#define MT_FILTER_BITS 13
 typedef struct mt_ptrfilter {
     _Atomic unsigned gen;
     _Atomic(_Atomic uint64_t *) bits;
 } mt_ptrfilter;
 extern mt_ptrfilter mt_filter MT_HIDDEN;
 
+/* The address bits above glibc's 16-byte alignment, unhashed: a multiply
+ * would add its latency to every free. */
 static inline size_t mt_filter_index(uintptr_t a)
 {
-    return (size_t)(((uint64_t)(a >> 4) * 0x9E3779B97F4A7C15ull) >> (64 - MT_FILTER_BITS));
+    return (size_t)((a >> 4) & ((1u << MT_FILTER_BITS) - 1));
 }
 
 /* 0: addr is certainly not in the table; 1: look in the table. */

@@ -216,10 +216,11 @@ int mt_ptrtable_remove(uintptr_t addr, int64_t *id)
             atomic_store_explicit(&t->slots[i].addr, TOMB, memory_order_release);
             live--;
             /* Bits of removed pointers stay set until the filter is
-             * rebuilt: do it when they pass 1/128 of the filter and most
-             * set bits are stale (a rebuild costs ~2 us, once per dozens
-             * of collects; a stale bit costs a table probe per free). */
-            if (fset > 32 && fset > 2 * live + 16) {
+             * rebuilt: do it when more than 16 are set and over half are
+             * stale (a rebuild costs ~2 us, once per 8 or more collects;
+             * each set bit sends 1/8192 of the frees to the table, a probe
+             * that misses the cache). */
+            if (fset > 16 && fset > 2 * live + 8) {
                 bump_gen();
                 filter_rebuild(t);
             }
