@@ -243,6 +243,16 @@ threads)
     "$CLI" check "$f" | grep -q "allocs: *0 " && empty=$((empty + 1))
   done
   [ $n = 2 ] && [ $empty = 1 ] && ok "--follow-fork: forked children traced, exec'd program not" || { fail "--follow-fork: $n traces, $empty empty"; ls; }
+  # A program with threads that goes idle: its trace on disk catches up
+  # within about a second (the flusher thread), while it still runs.
+  "$CLI" run --rate 1e-2 -o idle.ctf -- "$BIN/profiler_idle" thread > idle.out 2> idle.err &
+  pid=$!
+  sleep 1.8
+  "$CLI" check idle.ctf > idle.check 2>&1
+  wait $pid
+  grep -q "allocs: *[1-9]" idle.check && ok "idle threaded program: trace on disk up to date while it runs ($(grep allocs: idle.check | tr -s ' '))" ||
+    { fail "idle threaded program: trace not flushed after 1.8 s"; cat idle.check; }
+  valid "idle program after exit" idle.ctf
   ;;
 
 signal_dlopen)

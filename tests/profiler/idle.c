@@ -1,0 +1,38 @@
+/*
+ * idle.c - allocates 8 MiB, then idles 3 seconds; with "thread" it starts a
+ * thread first. The trace on disk must hold the allocations about a second
+ * later (the flusher thread of a multi-threaded program), while the
+ * program still runs.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char *volatile keep[2048];
+
+static void *sleeper(void *arg)
+{
+    (void)arg;
+    sleep(3);
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    pthread_t t;
+    int threaded = argc > 1 && strcmp(argv[1], "thread") == 0;
+    if (threaded)
+        pthread_create(&t, NULL, sleeper, NULL);
+    for (int i = 0; i < 2048; i++) {
+        keep[i] = malloc(4096);
+        keep[i][0] = 1;
+    }
+    if (threaded)
+        pthread_join(t, NULL);
+    else
+        sleep(3);
+    puts("idle done");
+    return 0;
+}
