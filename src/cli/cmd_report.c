@@ -16,7 +16,7 @@
 #include "report/html.h"
 #include "report/profile.h"
 
-#define REPORT_BINS 200
+#define REPORT_BINS 64
 
 void usage_report(FILE *out)
 {
@@ -38,7 +38,7 @@ void usage_report(FILE *out)
             "The numbers are those of memtrace top and live for the same filters:\n"
             "bytes are samples / sample rate * word size; the peak is the time of the\n"
             "largest live heap (to 1/65536 of the trace). The time window works on\n"
-            "200 bins of the trace's duration. The data is aggregated here, per\n"
+            "64 bins of the trace's duration. The data is aggregated here, per\n"
             "distinct backtrace, so the file's size follows the number of distinct\n"
             "stacks, not the trace's.\n"
             "\n"

@@ -5,10 +5,13 @@
  *             points from the analysis timeline (bin ends)
  *   peak      time and live samples (mt_timeline_peak, as memtrace live)
  *   frames    [function, file, line]
- *   stacks    [frames caller first, allocated, live at peak, live at end,
- *             sampled allocations, has codes] in samples
- *   bins      [stack, bin, samples allocated] (bin_width_us wide), for the
- *             allocated-in-window view
+ *   nodes     the call tree (tree.h): [parent, frame, own samples allocated,
+ *             live at peak, live at end]; node 0 is the root
+ *   sites     [function, frame, samples allocated, live at peak, live at
+ *             end, sampled allocations]
+ *   node_bins [node, [samples allocated per bin]] for the nodes with
+ *             bins (tree.h), bins bin_width_us wide
+ *   site_bins [site, bin, samples allocated]
  * The page turns samples into bytes with bytes_per_sample.
  */
 #include "report/html.h"
@@ -18,7 +21,7 @@
 #include <string.h>
 
 #include "cli/output.h"
-#include "report/frames.h"
+#include "report/tree.h"
 #include "util/json.h"
 
 extern const char rp_report_html[];
@@ -76,58 +79,84 @@ static int write_data(mt_out *o, rp_profile *p, const mt_filter *f, const char *
                        (long long)ca, (long long)cc);
         }
     }
-    /* stacks, then frames (interned while walking the stacks) */
-    rp_frames fr;
-    memset(&fr, 0, sizeof fr);
-    uint32_t *ids = NULL, *page = calloc(p->n ? p->n : 1, sizeof *page);
-    size_t cap = 0, len, k = 0;
-    if (!page)
+    rp_tree tr;
+    if (rp_tree_build(&tr, p, f, (size_t)p->nbins)) {
+        rp_tree_free(&tr);
+        return -1;
+    }
+    /* frames the kept nodes and the sites use, renumbered */
+    uint32_t *fmap = calloc(tr.frames.n ? tr.frames.n : 1, sizeof *fmap), nf = 0;
+    if (!fmap)
         oom = 1;
-    out_str(o, "],\n\"stacks\": [");
-    for (size_t i = 0; i < p->n && !oom; i++) {
-        const rp_stack *s = &p->v[i];
-        if (!s->count)
-            continue;
-        if (rp_frames_of_stack(&fr, p, f, (uint32_t)i, &ids, &cap, &len)) {
-            oom = 1;
-            break;
-        }
-        size_t nc;
-        stackset_get(&p->stacks, (uint32_t)i, &nc);
-        out_str(o, k ? ",\n[[" : "\n[[");
-        for (size_t j = 0; j < len; j++)
-            out_printf(o, j ? ",%u" : "%u", ids[j]);
-        out_printf(o, "],%lld,%lld,%lld,%lld,%d]", (long long)s->alloc,
-                   (long long)s->peak, (long long)s->end, (long long)s->count, nc > 0);
-        /* the page's stack index: k */
-        page[i] = (uint32_t)k++;
-        out_maybe_flush(o);
-    }
-    free(ids);
+    for (size_t i = 1; i < tr.nnodes && !oom; i++)
+        if (tr.nodes[i].keep && !fmap[tr.nodes[i].frame])
+            fmap[tr.nodes[i].frame] = ++nf;
+    for (size_t i = 0; i < tr.nsites && !oom; i++)
+        if (tr.sites[i].frame != UINT32_MAX && !fmap[tr.sites[i].frame])
+            fmap[tr.sites[i].frame] = ++nf;
     out_str(o, "],\n\"frames\": [");
-    for (size_t i = 0; i < fr.n && !oom; i++) {
-        out_str(o, i ? ",\n[" : "\n[");
-        quoted(o, fr.v[i]->function, &oom);
+    for (size_t i = 0, k = 0; i < tr.frames.n && !oom; i++) {
+        if (!fmap[i])
+            continue;
+        fmap[i] = (uint32_t)k;         /* index on the page */
+        out_str(o, k++ ? ",\n[" : "\n[");
+        quoted(o, tr.frames.v[i]->function, &oom);
         out_str(o, ",");
-        quoted(o, fr.v[i]->filename, &oom);
-        out_printf(o, ",%d]", fr.v[i]->line);
+        quoted(o, tr.frames.v[i]->filename, &oom);
+        out_printf(o, ",%d]", tr.frames.v[i]->line);
         out_maybe_flush(o);
     }
-    rp_frames_free(&fr);
-    out_str(o, "],\n\"bins\": [");
-    k = 0;
-    for (size_t i = 0; i < p->bins.cap && !oom; i++) {
-        if (!p->bins.used[i])
+    /* nodes: [parent, frame, own allocated, own live at peak, own at end] */
+    out_str(o, "],\n\"nodes\": [[-1,-1");
+    for (int k = 0; k < 3; k++)
+        out_printf(o, ",%lld", (long long)tr.nodes[0].self[k]);
+    out_str(o, "]");
+    for (size_t i = 1; i < tr.nnodes && !oom; i++) {
+        const rp_node *n = &tr.nodes[i];
+        if (!n->keep)
             continue;
-        uint64_t key = p->bins.keys[i];
-        uint32_t sid = (uint32_t)(key >> 16);
-        out_printf(o, k++ ? ",[%u,%u,%llu]" : "[%u,%u,%llu]", page[sid], (unsigned)(key & 0xffff),
-                   (unsigned long long)p->bins.vals[i]);
+        out_printf(o, ",\n[%u,%u,%lld,%lld,%lld]", tr.nodes[n->parent].keep - 1,
+                   fmap[n->frame], (long long)n->self[0], (long long)n->self[1],
+                   (long long)n->self[2]);
+        out_maybe_flush(o);
+    }
+    /* sites: [name, frame or -1, allocated, live at peak, at end, allocs] */
+    out_str(o, "],\n\"sites\": [");
+    for (size_t i = 0; i < tr.nsites && !oom; i++) {
+        const rp_site *st = &tr.sites[i];
+        out_str(o, i ? ",\n[" : "\n[");
+        quoted(o, st->name, &oom);
+        out_printf(o, ",%lld,%lld,%lld,%lld,%lld]",
+                   st->frame == UINT32_MAX ? -1LL : (long long)fmap[st->frame],
+                   (long long)st->v[0], (long long)st->v[1], (long long)st->v[2],
+                   (long long)st->count);
+        out_maybe_flush(o);
+    }
+    free(fmap);
+    /* samples allocated per time bin: nodes [node, [per bin]], sites
+     * [site, bin, samples] */
+    out_str(o, "],\n\"node_bins\": [");
+    for (size_t i = 0; i < tr.nbinned && !oom; i++) {
+        out_printf(o, i ? ",\n[%u,[" : "\n[%u,[", tr.binned_nodes[i]);
+        for (size_t b = 0; b < tr.nbins; b++)
+            out_printf(o, b ? ",%lld" : "%lld", (long long)tr.node_bins[i * tr.nbins + b]);
+        out_str(o, "]]");
+        out_maybe_flush(o);
+    }
+    out_str(o, "],\n\"site_bins\": [");
+    size_t k = 0;
+    for (size_t i = 0; i < tr.site_bins.cap && !oom; i++) {
+        if (!tr.site_bins.used[i])
+            continue;
+        uint64_t key = tr.site_bins.keys[i];
+        out_printf(o, k++ ? ",[%llu,%u,%llu]" : "[%llu,%u,%llu]",
+                   (unsigned long long)(key >> 16), (unsigned)(key & 0xffff),
+                   (unsigned long long)tr.site_bins.vals[i]);
         if (k % 16 == 0)
             out_str(o, "\n");
         out_maybe_flush(o);
     }
-    free(page);
+    rp_tree_free(&tr);
     out_str(o, "]}");
     return oom ? -1 : 0;
 }

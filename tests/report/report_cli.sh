@@ -26,12 +26,17 @@ expect() {  # expect RC DESCRIPTION ARGS...
 sums() {
   node -e '
     const s = require("fs").readFileSync(process.argv[1], "utf8");
-    const m = s.match(/const D = (\{[\s\S]*?\});\n/);
+    const m = s.match(/<script type="application\/json" id="memtrace-data">([\s\S]*?)<\/script>/);
     const D = JSON.parse(m[1]);
-    let a = 0, p = 0, e = 0, b = 0;
-    for (const x of D.stacks) { a += x[1]; p += x[2]; e += x[3]; }
-    for (const x of D.bins) b += x[2];
-    if (b !== a) { console.error("bins sum " + b + " != allocated " + a); process.exit(1); }
+    let a = 0, p = 0, e = 0, b = 0, sb = 0, sa = 0, sp = 0, se = 0;
+    for (const x of D.nodes) { a += x[2]; p += x[3]; e += x[4]; }
+    for (const x of D.node_bins) for (const n of x[1]) b += n;
+    for (const x of D.site_bins) sb += x[2];
+    for (const x of D.sites) { sa += x[2]; sp += x[3]; se += x[4]; }
+    for (const x of D.nodes.slice(1)) if (!(x[0] >= 0 && x[0] < D.nodes.length && x[1] < D.frames.length)) {
+      console.error("bad node " + x); process.exit(1); }
+    if (b !== a || sb !== a || sa !== a || sp !== p || se !== e) {
+      console.error(`tree ${a} ${p} ${e}, bins ${b} ${sb}, sites ${sa} ${sp} ${se} disagree`); process.exit(1); }
     const k = D.bytes_per_sample;
     console.log([a * k, p * k, e * k, D.peak_samples * k, D.peak_time_us].join(" "));' "$1"
 }

@@ -74,10 +74,38 @@ async function check(browser, name, trace) {
     if (!(rootW > 1100)) fail(`${name}: zoomed frame not full width (${rootW})`);
     await page.click('#crumbs .crumb', {force: true});     // back to "all"
   }
+  // drag over the chart: a time window; the flame graph's root then holds
+  // the samples allocated in the window's bins, fewer than in the whole trace
+  // (from the start to the middle of the first bin with allocations: the
+  // chart spans x = 60 .. 890 for 0 .. end_us)
+  const box = await (await page.$('#chart')).boundingBox();
+  const x1 = await page.evaluate(() => {
+    let first = Infinity;
+    for (const [, bins] of D.node_bins) bins.forEach((n, b) => { if (n > 0 && b < first) first = b; });
+    return 60 + 830 * (first + 0.5) * D.bin_width_us / Math.max(1, D.end_us); });
+  await page.mouse.move(box.x + 40, box.y + 100);
+  await page.mouse.down();
+  await page.mouse.move(box.x + x1, box.y + 100, {steps: 4});
+  await page.mouse.up();
+  const winText = await page.textContent('#win');
+  const inw = await page.evaluate(() => {
+    const m = document.getElementById('win').textContent.match(/window ([0-9.]+) s - ([0-9.]+) s/);
+    let inwin = 0, all = 0;
+    for (const [, bins] of D.node_bins) bins.forEach((n, b) => {
+      const t = b * D.bin_width_us; all += n; if (t >= win[0] && t < win[1]) inwin += n; });
+    return {inwin, all, m: !!m}; });
+  await page.dispatchEvent('#flame rect[data-node="0"]', 'mousemove', {clientX: 10, clientY: 10});
+  const tipText = await page.textContent('#tip');
+  if (inw.m && inw.inwin > 0 && inw.inwin < inw.all && tipText.includes(`, ${inw.inwin} samples, 100.00%`))
+    ok(`${name}: window ${winText}: ${inw.inwin} of ${inw.all} samples`);
+  else fail(`${name}: window '${winText}', tooltip '${tipText}', expected ${inw.inwin} of ${inw.all} samples`);
+  await page.mouse.click(box.x + 100, box.y + 100);    // a click clears the window
+  if (await page.textContent('#win') !== '') fail(`${name}: window not cleared`);
+
   // the live-at-end view's root is top's end bytes
   await page.check('input[value=end]');
   const endRoot = await page.evaluate(() => {
-    let s = 0; D.stacks.forEach((x) => s += x[3]); return s * D.bytes_per_sample; });
+    let s = 0; D.nodes.forEach((x) => s += x[4]); return s * D.bytes_per_sample; });
   if (Math.abs(endRoot - top.total.end_bytes) > 1e-6 * Math.max(1, top.total.end_bytes))
     fail(`${name}: live at end ${endRoot} vs top ${top.total.end_bytes}`);
   else ok(`${name}: live-at-end view totals ${endRoot} B as top`);

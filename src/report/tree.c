@@ -1,0 +1,180 @@
+/*
+ * tree.c - the report's call tree and sites; see tree.h.
+ */
+#include "report/tree.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/grow.h"
+#include "util/hash.h"
+
+static int64_t child(rp_tree *t, uint32_t parent, uint32_t frame)
+{
+    uint64_t key = (uint64_t)parent << 32 | frame;
+    uint64_t *v = u64map_get(&t->edges, key);
+    if (v)
+        return (int64_t)*v;
+    if (t->nnodes >= UINT32_MAX ||
+        grow_array(&t->nodes, &t->nodes_cap, t->nnodes + 1, sizeof *t->nodes) ||
+        u64map_put(&t->edges, key, t->nnodes))
+        return -1;
+    rp_node *n = &t->nodes[t->nnodes];
+    memset(n, 0, sizeof *n);
+    n->parent = parent;
+    n->frame = frame;
+    return (int64_t)t->nnodes++;
+}
+
+static int64_t site_of(rp_tree *t, const char *name, uint32_t frame)
+{
+    uint64_t h = fnv1a(FNV_OFFSET, name, strlen(name));
+    for (;; h++) {
+        uint64_t *v = u64map_get(&t->site_ids, h);
+        if (!v)
+            break;
+        if (strcmp(t->sites[*v].name, name) == 0)
+            return (int64_t)*v;
+    }
+    if (grow_array(&t->sites, &t->sites_cap, t->nsites + 1, sizeof *t->sites))
+        return -1;
+    rp_site *s = &t->sites[t->nsites];
+    memset(s, 0, sizeof *s);
+    if (!(s->name = strdup(name)) || u64map_put(&t->site_ids, h, t->nsites))
+        return -1;
+    s->frame = frame;
+    return (int64_t)t->nsites++;
+}
+
+static int bin_add(u64map *m, uint64_t key, uint64_t n)
+{
+    uint64_t *v = u64map_get(m, key);
+    if (v) {
+        *v += n;
+        return 0;
+    }
+    return u64map_put(m, key, n);
+}
+
+int rp_tree_build(rp_tree *t, rp_profile *p, const mt_filter *f, size_t nbins)
+{
+    memset(t, 0, sizeof *t);
+    t->nbins = nbins ? nbins : 1;
+    if (grow_array(&t->nodes, &t->nodes_cap, 1, sizeof *t->nodes))
+        return -1;
+    memset(t->nodes, 0, sizeof *t->nodes);
+    t->nnodes = 1;
+    uint32_t *ids = NULL, *node_of = calloc(p->n ? p->n : 1, sizeof *node_of),
+             *site_at = calloc(p->n ? p->n : 1, sizeof *site_at);
+    size_t cap = 0, len;
+    int rc = -1;
+    if (!node_of || !site_at)
+        goto out;
+    /* the trie, and each stack's node and site */
+    for (size_t i = 0; i < p->n; i++) {
+        const rp_stack *s = &p->v[i];
+        if (!s->count)
+            continue;
+        if (rp_frames_of_stack(&t->frames, p, f, (uint32_t)i, &ids, &cap, &len))
+            goto out;
+        int64_t at = 0;
+        for (size_t j = 0; j < len && at >= 0; j++)
+            at = child(t, (uint32_t)at, ids[j]);
+        if (at < 0)
+            goto out;
+        rp_node *n = &t->nodes[at];
+        n->self[0] += s->alloc;
+        n->self[1] += s->peak;
+        n->self[2] += s->end;
+        node_of[i] = (uint32_t)at;
+        size_t nc;
+        stackset_get(&p->stacks, (uint32_t)i, &nc);
+        const char *name = len ? t->frames.v[ids[len - 1]]->function
+                               : nc ? "(unknown)" : "(no backtrace)";
+        int64_t si = site_of(t, name, len ? ids[len - 1] : UINT32_MAX);
+        if (si < 0)
+            goto out;
+        rp_site *st = &t->sites[si];
+        st->v[0] += s->alloc;
+        st->v[1] += s->peak;
+        st->v[2] += s->end;
+        st->count += s->count;
+        site_at[i] = (uint32_t)si;
+    }
+    /* subtree sums: children come after their parents */
+    for (size_t i = t->nnodes; i-- > 0;) {
+        rp_node *n = &t->nodes[i];
+        for (int k = 0; k < 3; k++) {
+            n->cum[k] += n->self[k];
+            if (i)
+                t->nodes[n->parent].cum[k] += n->cum[k];
+        }
+    }
+    /* prune: a node stays when its subtree reaches 1/RP_PRUNE of a total
+     * (so do its ancestors); a pruned subtree's samples go to the nearest
+     * kept ancestor's own */
+    const int64_t *tot = t->nodes[0].cum;
+    for (size_t i = 0; i < t->nnodes; i++) {
+        rp_node *n = &t->nodes[i];
+        int keep = i == 0;
+        for (int k = 0; k < 3 && !keep; k++)
+            keep = n->cum[k] > 0 && n->cum[k] * (int64_t)RP_PRUNE >= tot[k];
+        if (keep && (i == 0 || t->nodes[n->parent].keep))
+            n->keep = (uint32_t)++t->nkept;
+    }
+    for (size_t i = t->nnodes; i-- > 1;) {
+        rp_node *n = &t->nodes[i];
+        if (n->keep)
+            continue;
+        for (int k = 0; k < 3; k++)
+            t->nodes[n->parent].self[k] += n->self[k];
+        memset(n->self, 0, sizeof n->self);
+    }
+    /* time bins: the root and the kept nodes with enough own samples */
+    for (size_t i = 0; i < t->nnodes; i++) {
+        rp_node *n = &t->nodes[i];
+        if (i == 0 || (n->keep && n->self[0] > 0 &&
+                       n->self[0] * (int64_t)RP_BIN_PRUNE >= tot[0]))
+            n->binned = (uint32_t)++t->nbinned;
+    }
+    t->node_bins = calloc(t->nbinned * t->nbins, sizeof *t->node_bins);
+    t->binned_nodes = calloc(t->nbinned, sizeof *t->binned_nodes);
+    if (!t->node_bins || !t->binned_nodes)
+        goto out;
+    for (size_t i = 0; i < t->nnodes; i++)
+        if (t->nodes[i].binned)
+            t->binned_nodes[t->nodes[i].binned - 1] = t->nodes[i].keep - 1;
+    for (size_t b = 0; b < p->bins.cap; b++) {
+        if (!p->bins.used[b])
+            continue;
+        uint64_t key = p->bins.keys[b], bin = key & 0xffff, n = p->bins.vals[b];
+        uint32_t sid = (uint32_t)(key >> 16), at = node_of[sid];
+        while (!t->nodes[at].binned)
+            at = t->nodes[at].parent;
+        if (bin < t->nbins)
+            t->node_bins[(t->nodes[at].binned - 1) * t->nbins + bin] += (int64_t)n;
+        if (bin_add(&t->site_bins, (uint64_t)site_at[sid] << 16 | bin, n))
+            goto out;
+    }
+    rc = 0;
+out:
+    free(ids);
+    free(node_of);
+    free(site_at);
+    return rc;
+}
+
+void rp_tree_free(rp_tree *t)
+{
+    rp_frames_free(&t->frames);
+    free(t->nodes);
+    u64map_free(&t->edges);
+    for (size_t i = 0; i < t->nsites; i++)
+        free(t->sites[i].name);
+    free(t->sites);
+    u64map_free(&t->site_ids);
+    free(t->node_bins);
+    free(t->binned_nodes);
+    u64map_free(&t->site_bins);
+    memset(t, 0, sizeof *t);
+}

@@ -1,0 +1,56 @@
+/*
+ * tree.h - what the HTML report draws, aggregated from a per-stack profile:
+ * the call tree of frames (a trie of the stacks' frame paths, caller first,
+ * with each node's own samples allocated / live at peak / live at end, and
+ * its own samples allocated per time bin), pruned to the nodes the page can
+ * show, and the allocation sites (the innermost frame's function, as
+ * `memtrace top` groups them) with their samples per time bin.
+ */
+#ifndef MT_REPORT_TREE_H
+#define MT_REPORT_TREE_H
+
+#include "report/frames.h"
+#include "report/profile.h"
+
+/* A node's subtree below 1/RP_PRUNE of each total (allocated, live at
+ * peak, live at end) is folded into the node's parent's own samples. */
+#define RP_PRUNE 20000
+/* In the allocated-in-window view, only nodes with at least 1/RP_BIN_PRUNE
+ * of the samples allocated as their own have time bins; the others' are
+ * charged to their nearest ancestor that has. */
+#define RP_BIN_PRUNE 5000
+
+typedef struct rp_node {
+    uint32_t parent, frame;           /* node 0: the root, no frame          */
+    int64_t self[3], cum[3];          /* allocated, live at peak, at end     */
+    uint32_t keep;                    /* index among kept nodes + 1, or 0    */
+    uint32_t binned;                  /* index among nodes with bins + 1     */
+} rp_node;
+
+typedef struct rp_site {
+    char *name;
+    uint32_t frame;                   /* UINT32_MAX: no frame                */
+    int64_t v[3];                     /* allocated, live at peak, at end     */
+    int64_t count;                    /* sampled allocations                 */
+} rp_site;
+
+typedef struct rp_tree {
+    rp_frames frames;
+    rp_node *nodes;
+    size_t nnodes, nodes_cap, nkept;
+    u64map edges;                     /* parent << 32 | frame -> node        */
+    rp_site *sites;
+    size_t nsites, sites_cap;
+    u64map site_ids;                  /* name hash (probed +1) -> site       */
+    int64_t *node_bins;               /* [binned index * nbins + bin]        */
+    uint32_t *binned_nodes;           /* binned index -> kept index          */
+    size_t nbinned, nbins;
+    u64map site_bins;                 /* site << 16 | bin -> samples         */
+} rp_tree;
+
+/* Build t from p (frames without those --hide names). 0, or -1 unknown
+ * code / out of memory. */
+int rp_tree_build(rp_tree *t, rp_profile *p, const mt_filter *f, size_t nbins);
+void rp_tree_free(rp_tree *t);
+
+#endif /* MT_REPORT_TREE_H */
