@@ -110,6 +110,7 @@ async function check(browser, name, trace) {
     fail(`${name}: live at end ${endRoot} vs top ${top.total.end_bytes}`);
   else ok(`${name}: live-at-end view totals ${endRoot} B as top`);
   await page.check('input[value=alloc]');
+  await page.evaluate(() => hideTip());
   await page.screenshot({path: path.join(outdir, name + '.png'), fullPage: true});
   if (errors.length) fail(`${name}: console errors: ${errors.join(' | ')}`);
   else ok(`${name}: no console errors; screenshot ${path.join(outdir, name + '.png')}`);
