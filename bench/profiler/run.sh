@@ -32,7 +32,7 @@ elapsed() {  # elapsed CMD...: wall seconds, output discarded
 }
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
-echo "== price of one sampled allocation, 20 frames deep (median of 3)"
+echo "== price of one sampled allocation, 25 frames deep (median of 3)"
 N=200000
 for u in plain libunwind libgcc; do
   for r in 1 2 3; do
