@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # install-deps.sh - install the Debian packages the build, tests, benchmarks
-# and fuzzing need. Skips apt-get entirely when everything is present.
+# and fuzzing need. Skips apt-get entirely when everything is present. Then
+# the node tools of the speedscope and report tests (tests/report, npm ci
+# from its package-lock.json; skipped when already installed).
 set -eu
 pkgs=(cmake ninja-build gcc make clang libclang-rt-14-dev xz-utils time)
 # the native heap profiler (libdw, libunwind) and the programs its tests
@@ -16,9 +18,17 @@ missing=()
 for p in "${pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
-sudo=""
-[ "$(id -u)" -ne 0 ] && sudo="sudo"
-echo "install-deps: installing ${missing[*]}"
-$sudo apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+if [ ${#missing[@]} -gt 0 ]; then
+  sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  echo "install-deps: installing ${missing[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+# node modules: reinstalled when the lock file is newer than the install
+root=$(cd "$(dirname "$0")/.." && pwd)
+nm=$root/tests/report/node_modules
+if [ ! -f "$nm/.package-lock.json" ] || [ "$root/tests/report/package-lock.json" -nt "$nm/.package-lock.json" ]; then
+  echo "install-deps: npm ci in tests/report"
+  npm ci --prefix "$root/tests/report" --no-audit --no-fund >/dev/null
+fi
