@@ -253,6 +253,16 @@ threads)
   grep -q "allocs: *[1-9]" idle.check && ok "idle threaded program: trace on disk up to date while it runs ($(grep allocs: idle.check | tr -s ' '))" ||
     { fail "idle threaded program: trace not flushed after 1.8 s"; cat idle.check; }
   valid "idle program after exit" idle.ctf
+  # A single-threaded program that keeps allocating: flushed from the
+  # sampled path about every second.
+  "$CLI" run -o busy.ctf -- "$BIN/profiler_idle" busy > busy.out 2> busy.err &
+  pid=$!
+  sleep 1.8
+  "$CLI" check busy.ctf > busy.check 2>&1
+  wait $pid
+  grep -q "allocs: *[1-9]" busy.check && ok "busy single-threaded program: trace on disk up to date while it runs ($(grep allocs: busy.check | tr -s ' '))" ||
+    { fail "busy single-threaded program: trace not flushed after 1.8 s"; cat busy.check; }
+  valid "busy program after exit" busy.ctf
   ;;
 
 signal_dlopen)
