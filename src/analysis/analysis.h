@@ -154,6 +154,9 @@ struct mt_scan {
     mt_timeline *timeline;    /* optional: fed with every accepted object   */
     int need_stacks;          /* decode backtraces even if no filter needs
                                  names (stack->site is NULL otherwise)      */
+    int threads;              /* nonzero: decode on a second thread (not
+                                 with on_alloc; tick and diag are called
+                                 from that thread, the rest from this one) */
     mt_diag_fn diag;          /* optional: skipped-packet diagnostics       */
     void *diag_ctx;
     void (*tick)(void *ctx, const mt_reader *r);  /* optional, per event    */

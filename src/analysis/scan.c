@@ -7,6 +7,7 @@
  * live-heap timeline and the formatting helpers of the reports.
  */
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -345,8 +346,10 @@ typedef struct code_info {
 
 typedef struct scan_priv {
     ltab live;
-    sent *stacks;
+    sent *stacks;               /* the summaries, as summarize made them */
     size_t nstacks, stacks_cap;
+    sent *bstacks;              /* the same, as the event side has seen  */
+    size_t nbstacks, bstacks_cap;  /* them (its own copy: see "threads") */
     u64map stack_ids;           /* summary key -> stack index */
     code_info *codes;
     size_t ncodes, codes_cap;
@@ -472,7 +475,7 @@ static int64_t summarize(mt_scan *s, const mt_event *ev)
 
 static void make_stack(const scan_priv *p, uint32_t i, mt_stack *st)
 {
-    const sent *e = &p->stacks[i];
+    const sent *e = &p->bstacks[i];
     st->id = i;
     st->codes = NULL;
     st->len = (size_t)e->nonempty;
@@ -506,31 +509,69 @@ static int decide_at_end(void *ctx, const lobj *lo)
     return decide(ctx, lo, MT_NEVER);
 }
 
-static int on_event(void *ctx, const mt_event *ev)
+/* One event as the reader side hands it over: all the event side needs,
+ * with the stack summary (and the summary itself when it is new). */
+typedef struct rec {
+    int64_t t, id, length, nsamples;
+    uint32_t si;
+    uint8_t kind, source, newsum;
+} rec;
+
+/* The reader side of an event: its record; for an allocation, the stack
+ * summary. Nonzero on error (s->err set). */
+static int front(mt_scan *s, const mt_event *ev, rec *r, sent *newsum)
 {
-    mt_scan *s = ctx;
     scan_priv *p = s->priv;
     if (s->tick)
         s->tick(s->tick_ctx, s->reader);
-    int64_t t = ev->time - s->info->start_time;
+    r->t = ev->time - s->info->start_time;
+    r->id = ev->id;
+    r->kind = (uint8_t)ev->kind;
+    r->newsum = 0;
+    if (ev->kind == MT_EVENT_ALLOC) {
+        size_t before = p->nstacks;
+        int64_t si = summarize(s, ev);
+        if (si < 0)
+            return 1;
+        r->si = (uint32_t)si;
+        r->length = ev->length;
+        r->nsamples = ev->nsamples;
+        r->source = (uint8_t)ev->source;
+        if (p->nstacks > before) {
+            r->newsum = 1;
+            *newsum = p->stacks[si];
+        }
+    }
+    return 0;
+}
+
+/* The event side: live objects, filters, decisions. ev is the event when on
+ * the reader's thread (for on_alloc), else NULL. Nonzero stops the scan. */
+static int back(mt_scan *s, const rec *r, const sent *newsum, const mt_event *ev)
+{
+    scan_priv *p = s->priv;
+    int64_t t = r->t;
     if (t > s->end)
         s->end = t;
-    if (ev->kind == MT_EVENT_ALLOC) {
-        s->total_samples += ev->nsamples;
-        int64_t si = summarize(s, ev);
-        if (si < 0) {
+    if (r->newsum) {
+        if (grow_array(&p->bstacks, &p->bstacks_cap, p->nbstacks + 1,
+                       sizeof *p->bstacks)) {
+            snprintf(s->err, sizeof s->err, "out of memory");
             p->err = 1;
             return 1;
         }
+        p->bstacks[p->nbstacks++] = *newsum;
+    }
+    if (r->kind == MT_EVENT_ALLOC) {
+        s->total_samples += r->nsamples;
         mt_stack st;
-        make_stack(p, (uint32_t)si, &st);
-        mt_object o = {ev->id, t, MT_NEVER, ev->length, ev->nsamples,
-                       ev->source, &st, 0};
+        make_stack(p, r->si, &st);
+        mt_object o = {r->id, t, MT_NEVER, r->length, r->nsamples,
+                       (mt_source)r->source, &st, 0};
         if (!mt_filter_accepts_alloc(s->filter, s->info, &o))
             return 0;
-        lobj lo = {ev->id, t, ev->length, ev->nsamples, (uint32_t)si, 0,
-                   (uint8_t)ev->source, 1};
-        if (s->on_alloc && s->on_alloc(s->ctx, ev, &lo.user)) {
+        lobj lo = {r->id, t, r->length, r->nsamples, r->si, 0, r->source, 1};
+        if (ev && s->on_alloc && s->on_alloc(s->ctx, ev, &lo.user)) {
             p->err = 1;
             return 1;
         }
@@ -544,12 +585,147 @@ static int on_event(void *ctx, const mt_event *ev)
             p->err = 1;
             return 1;
         }
-    } else if (ev->kind == MT_EVENT_COLLECT) {
+    } else if (r->kind == MT_EVENT_COLLECT) {
         lobj lo;
-        if (ltab_take(&p->live, ev->id, &lo) == 0)
+        if (ltab_take(&p->live, r->id, &lo) == 0)
             return decide(s, &lo, t);
     }
     return 0;
+}
+
+static int on_event(void *ctx, const mt_event *ev)
+{
+    mt_scan *s = ctx;
+    rec r;
+    sent ns;
+    if (front(s, ev, &r, &ns)) {
+        ((scan_priv *)s->priv)->err = 1;
+        return 1;
+    }
+    return back(s, &r, &ns, ev);
+}
+
+/* ---- threads: the reader on a thread of its own ------------------------
+ *
+ * Decoding (with the stack summaries) and the event side cost about the
+ * same, so with s->threads the reader runs on a second thread and hands
+ * records over in blocks through a ring of NBLK blocks; the event side
+ * (and every callback but on_alloc, which needs the decoded backtrace and
+ * so is not allowed then) stays on the caller's thread. The reader side
+ * writes only its own state (reader, summaries, tick, diagnostics); the
+ * event side has its own copy of the summaries, sent with the records. */
+
+#define BLK 4096
+#define NBLK 8
+
+typedef struct block {
+    rec r[BLK];
+    sent sums[BLK];             /* the new summaries, in record order */
+    size_t n, nsums;
+} block;
+
+typedef struct pipeline {
+    mt_scan *s;
+    block *blocks;              /* NBLK */
+    size_t filled, drained;     /* blocks handed over / taken back */
+    int done;                   /* the reader side has finished */
+    int stop;                   /* the event side wants no more */
+    int front_err;
+    int status;                 /* mt_reader_scan's */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+} pipeline;
+
+static int pipe_event(void *ctx, const mt_event *ev)
+{
+    pipeline *pl = ctx;
+    block *b = &pl->blocks[pl->filled % NBLK];
+    rec *r = &b->r[b->n];
+    if (front(pl->s, ev, r, &b->sums[b->nsums])) {
+        pl->front_err = 1;
+        return 1;
+    }
+    b->nsums += r->newsum;
+    if (++b->n < BLK)
+        return 0;
+    pthread_mutex_lock(&pl->mu);
+    pl->filled++;
+    pthread_cond_broadcast(&pl->cv);
+    while (pl->filled - pl->drained >= NBLK && !pl->stop)
+        pthread_cond_wait(&pl->cv, &pl->mu);
+    int stop = pl->stop;
+    pthread_mutex_unlock(&pl->mu);
+    b = &pl->blocks[pl->filled % NBLK];
+    b->n = b->nsums = 0;
+    return stop;
+}
+
+static void *pipe_reader(void *arg)
+{
+    pipeline *pl = arg;
+    pl->blocks[0].n = pl->blocks[0].nsums = 0;
+    int st = mt_reader_scan(pl->s->reader, pipe_event, pl);
+    pthread_mutex_lock(&pl->mu);
+    pl->status = st;
+    if (pl->blocks[pl->filled % NBLK].n > 0 && !pl->stop)
+        pl->filled++;               /* the last, partial block */
+    pl->done = 1;
+    pthread_cond_broadcast(&pl->cv);
+    pthread_mutex_unlock(&pl->mu);
+    return NULL;
+}
+
+/* mt_reader_scan's status, with the events processed through the pipeline;
+ * -1 when the thread could not be started (nothing was read). */
+static int scan_threaded(mt_scan *s)
+{
+    scan_priv *p = s->priv;
+    pipeline pl;
+    memset(&pl, 0, sizeof pl);
+    pl.s = s;
+    pl.blocks = malloc(NBLK * sizeof *pl.blocks);
+    if (!pl.blocks)
+        return -1;
+    pthread_mutex_init(&pl.mu, NULL);
+    pthread_cond_init(&pl.cv, NULL);
+    pthread_t th;
+    if (pthread_create(&th, NULL, pipe_reader, &pl)) {
+        free(pl.blocks);
+        pthread_mutex_destroy(&pl.mu);
+        pthread_cond_destroy(&pl.cv);
+        return -1;
+    }
+    for (;;) {
+        pthread_mutex_lock(&pl.mu);
+        while (pl.drained == pl.filled && !pl.done)
+            pthread_cond_wait(&pl.cv, &pl.mu);
+        int empty = pl.drained == pl.filled;
+        pthread_mutex_unlock(&pl.mu);
+        if (empty)
+            break;
+        const block *b = &pl.blocks[pl.drained % NBLK];
+        size_t k = 0;
+        int stop = 0;
+        for (size_t i = 0; i < b->n && !stop; i++) {
+            const sent *ns = b->r[i].newsum ? &b->sums[k++] : NULL;
+            stop = back(s, &b->r[i], ns, NULL);
+        }
+        pthread_mutex_lock(&pl.mu);
+        pl.drained++;
+        if (stop)
+            pl.stop = 1;
+        pthread_cond_broadcast(&pl.cv);
+        pthread_mutex_unlock(&pl.mu);
+        if (stop)
+            break;
+    }
+    pthread_join(th, NULL);
+    free(pl.blocks);
+    pthread_mutex_destroy(&pl.mu);
+    pthread_cond_destroy(&pl.cv);
+    if (pl.front_err)
+        p->err = 1;
+    return pl.status;
 }
 
 static const mt_filter no_filter;
@@ -588,7 +764,11 @@ int mt_scan_run(mt_scan *s, const char *path)
         return st;
     }
     s->info = mt_reader_info(s->reader);
-    st = mt_reader_scan(s->reader, on_event, s);
+    st = -1;
+    if (s->threads && !s->on_alloc)
+        st = scan_threaded(s);
+    if (st == -1)                   /* one thread (or none could start) */
+        st = mt_reader_scan(s->reader, on_event, s);
     if (p->err)
         return MT_ERR_FORMAT;
     if (p->stopped)
@@ -611,6 +791,7 @@ void mt_scan_free(mt_scan *s)
     if (p) {
         ltab_free(&p->live);
         free(p->stacks);
+        free(p->bstacks);
         u64map_free(&p->stack_ids);
         free(p->codes);
         u64map_free(&p->code_ids);

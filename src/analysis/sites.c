@@ -348,6 +348,7 @@ static int one_pass(mt_site_report *r, const char *path, const mt_filter *f,
     s.live_at = -1;
     s.timeline = &tl;
     s.need_stacks = 1;
+    s.threads = 1;
     s.on_accept = pt_accept;
     s.on_object = pt_object;
     s.ctx = &pt;
@@ -406,6 +407,7 @@ int mt_site_report_run(mt_site_report *r, const char *path, const mt_filter *f,
     s1.filter = f;
     s1.live_at = f->live_mode == MT_LIVE_PEAK ? -1 : mt_filter_live_at(f, 0);
     s1.timeline = &tl;
+    s1.threads = 1;
     s1.diag = diag;
     s1.tick = tick;
     s1.tick_ctx = tick_ctx;
@@ -427,6 +429,7 @@ int mt_site_report_run(mt_site_report *r, const char *path, const mt_filter *f,
     s2.on_object = on_site_obj;
     s2.ctx = r;
     s2.need_stacks = 1;
+    s2.threads = 1;
     s2.tick = tick;
     s2.tick_ctx = tick_ctx;
     r->sites.peak_time = r->peak_time;
