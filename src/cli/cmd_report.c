@@ -141,6 +141,7 @@ int cmd_report(int argc, char **argv)
     memset(&p, 0, sizeof p);
     p.need_timeline = 1;
     p.nbins = REPORT_BINS;
+    p.classes = 1;
     rc = EXIT_DATA;
     if (rp_profile_run(&p, "report", path, &f) == MT_OK) {
         int tostdout = strcmp(outpath, "-") == 0;

@@ -12,6 +12,10 @@
  *   node_bins [node, [samples allocated per bin]] for the nodes with
  *             bins (tree.h), bins bin_width_us wide
  *   site_bins [site, bin, samples allocated]
+ *   site_classes
+ *             [site, source, size class, lifetime class, samples allocated,
+ *             live at peak, live at end, allocations] for the table's
+ *             source, size and lifetime filters
  * The page turns samples into bytes with bytes_per_sample.
  */
 #include "report/html.h"
@@ -22,6 +26,7 @@
 
 #include "cli/output.h"
 #include "report/tree.h"
+#include "util/grow.h"
 #include "util/json.h"
 
 extern const char rp_report_html[];
@@ -156,6 +161,54 @@ static int write_data(mt_out *o, rp_profile *p, const mt_filter *f, const char *
             out_str(o, "\n");
         out_maybe_flush(o);
     }
+    /* sites by object class: [site, source, size class, lifetime class,
+     * allocated, live at peak, live at end, allocations] (profile.h) */
+    out_str(o, "],\n\"site_classes\": [");
+    u64map agg;
+    memset(&agg, 0, sizeof agg);
+    rp_stack *sums = NULL;
+    size_t nsums = 0, sums_cap = 0;
+    for (size_t i = 0; i < p->class_ids.cap && !oom; i++) {
+        if (!p->class_ids.used[i])
+            continue;
+        uint64_t key = p->class_ids.keys[i];
+        const rp_stack *c = &p->cls[p->class_ids.vals[i]];
+        int64_t site = rp_tree_site_find(&tr, p->class_site[key >> 24]);
+        if (site < 0)
+            continue;                   /* cannot happen: every stack has a site */
+        uint64_t skey = RP_CLASS_KEY(site, 0, 0, 0) | (key & 0xffffff);
+        uint64_t *v = u64map_get(&agg, skey);
+        if (!v) {
+            if (grow_array(&sums, &sums_cap, nsums + 1, sizeof *sums) ||
+                u64map_put(&agg, skey, nsums)) {
+                oom = 1;
+                break;
+            }
+            memset(&sums[nsums], 0, sizeof *sums);
+            v = u64map_get(&agg, skey);
+            *v = nsums++;
+        }
+        rp_stack *d = &sums[*v];
+        d->alloc += c->alloc;
+        d->peak += c->peak;
+        d->end += c->end;
+        d->count += c->count;
+    }
+    size_t k2 = 0;
+    for (size_t i = 0; i < agg.cap && !oom; i++) {
+        if (!agg.used[i])
+            continue;
+        uint64_t key = agg.keys[i];
+        const rp_stack *d = &sums[agg.vals[i]];
+        out_printf(o, "%s[%llu,%u,%u,%u,%lld,%lld,%lld,%lld]", k2++ ? ",\n" : "",
+                   (unsigned long long)(key >> 24), (unsigned)(key >> 20 & 15),
+                   (unsigned)(key >> 10 & 1023), (unsigned)(key & 1023),
+                   (long long)d->alloc, (long long)d->peak, (long long)d->end,
+                   (long long)d->count);
+        out_maybe_flush(o);
+    }
+    u64map_free(&agg);
+    free(sums);
     rp_tree_free(&tr);
     out_str(o, "]}");
     return oom ? -1 : 0;

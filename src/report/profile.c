@@ -88,6 +88,37 @@ static int on_object(void *ctx, const mt_object *o)
     int peak = live_at(o, p->peak_time), at = live_at(o, p->at_time);
     add(&p->v[id], o, peak, at, obj);
     add(&p->total, o, peak, at, obj);
+    if (p->classes) {
+        double bytes = (double)o->length * (double)(info->word_size / 8);
+        int sc = 0, lc = 0;
+        while (sc < 60 && bytes >= (double)(2ull << sc))
+            sc++;
+        int64_t life = (o->collect_time == MT_NEVER ? p->scan.end : o->collect_time) - o->alloc_time;
+        for (int64_t d = 1; lc < 19 && life >= d; d *= 10)
+            lc++;
+        uint32_t sid = o->stack->id;
+        if (sid >= p->class_site_cap) {
+            size_t old = p->class_site_cap;
+            if (grow_array(&p->class_site, &p->class_site_cap, (size_t)sid + 1,
+                           sizeof *p->class_site))
+                goto nomem;
+            memset(p->class_site + old, 0, (p->class_site_cap - old) * sizeof *p->class_site);
+        }
+        if (!p->class_site[sid])
+            p->class_site[sid] = o->stack->site ? o->stack->site->function
+                                 : o->stack->len ? "(unknown)" : "(no backtrace)";
+        uint64_t key = RP_CLASS_KEY(sid, o->source & 15, sc, lc);
+        uint64_t *v = u64map_get(&p->class_ids, key);
+        if (!v) {
+            if (grow_array(&p->cls, &p->cls_cap, p->ncls + 1, sizeof *p->cls) ||
+                u64map_put(&p->class_ids, key, p->ncls))
+                goto nomem;
+            memset(&p->cls[p->ncls], 0, sizeof *p->cls);
+            v = u64map_get(&p->class_ids, key);
+            *v = p->ncls++;
+        }
+        add(&p->cls[*v], o, peak, at, obj);
+    }
     if (p->nbins > 0) {
         int64_t b = o->alloc_time / p->bin_width;
         if (b >= p->nbins)
@@ -198,6 +229,9 @@ void rp_profile_free(rp_profile *p)
     if (p->has_timeline)
         mt_timeline_free(&p->timeline);
     u64map_free(&p->bins);
+    u64map_free(&p->class_ids);
+    free(p->class_site);
+    free(p->cls);
     mt_scan_free(&p->scan);
     memset(p, 0, sizeof *p);
 }

@@ -35,6 +35,7 @@ typedef struct rp_profile {
                              filters objects like every other command       */
     int need_timeline;    /* keep the first pass's timeline (report)        */
     int nbins;            /* >0: samples allocated per stack per time bin   */
+    int classes;          /* keep sums per stack and object class (below)   */
     /* outputs */
     stackset stacks;      /* backtraces, caller first, by id                */
     rp_stack *v;          /* by stack id                                     */
@@ -47,6 +48,17 @@ typedef struct rp_profile {
     int64_t end;          /* last event time, us since start                */
     int64_t bin_width;    /* us per bin (nbins > 0)                          */
     u64map bins;          /* stack id << 16 | bin -> samples allocated       */
+    /* classes: site stack << 24 | source << 20 | size class << 10 |
+     * lifetime class -> index into cls. The site stack is the scan's
+     * mt_stack id (one per allocation site, few), its site's name in
+     * class_site. Size class k: 2^k <= bytes < 2^(k+1) (k = 0 for 0 and 1
+     * byte); lifetime class k: 10^(k-1) <= us < 10^k (k = 0 for 0 us);
+     * lifetime as the filters reckon it (to the end if never collected). */
+    u64map class_ids;
+    const char **class_site;          /* by mt_stack id; NULL: unseen      */
+    size_t class_site_cap;
+    rp_stack *cls;        /* alloc, peak, end, count used                    */
+    size_t ncls, cls_cap;
     mt_scan scan;         /* the second pass, open: reader for locations     */
     const mt_trace_info *info;
     int err;              /* internal: out of memory                         */
@@ -57,6 +69,9 @@ typedef struct rp_profile {
 int rp_profile_run(rp_profile *p, const char *cmd, const char *path,
                    const mt_filter *f);
 void rp_profile_free(rp_profile *p);
+
+#define RP_CLASS_KEY(stack, src, size, life) \
+    ((uint64_t)(stack) << 24 | (uint64_t)(src) << 20 | (uint64_t)(size) << 10 | (uint64_t)(life))
 
 /* Estimated bytes of n samples in this trace. */
 double rp_bytes(const rp_profile *p, int64_t n);

@@ -46,6 +46,18 @@ static int64_t site_of(rp_tree *t, const char *name, uint32_t frame)
     return (int64_t)t->nsites++;
 }
 
+int64_t rp_tree_site_find(const rp_tree *t, const char *name)
+{
+    uint64_t h = fnv1a(FNV_OFFSET, name, strlen(name));
+    for (;; h++) {
+        const uint64_t *v = u64map_get(&t->site_ids, h);
+        if (!v)
+            return -1;
+        if (strcmp(t->sites[*v].name, name) == 0)
+            return (int64_t)*v;
+    }
+}
+
 static int bin_add(u64map *m, uint64_t key, uint64_t n)
 {
     uint64_t *v = u64map_get(m, key);

@@ -51,6 +51,8 @@ typedef struct rp_tree {
 /* Build t from p (frames without those --hide names). 0, or -1 unknown
  * code / out of memory. */
 int rp_tree_build(rp_tree *t, rp_profile *p, const mt_filter *f, size_t nbins);
+/* Index of the site named name, or -1. */
+int64_t rp_tree_site_find(const rp_tree *t, const char *name);
 void rp_tree_free(rp_tree *t);
 
 #endif /* MT_REPORT_TREE_H */

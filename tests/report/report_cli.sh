@@ -35,6 +35,10 @@ sums() {
     for (const x of D.sites) { sa += x[2]; sp += x[3]; se += x[4]; }
     for (const x of D.nodes.slice(1)) if (!(x[0] >= 0 && x[0] < D.nodes.length && x[1] < D.frames.length)) {
       console.error("bad node " + x); process.exit(1); }
+    let ca = 0, cp = 0, ce = 0;
+    for (const x of D.site_classes) { ca += x[4]; cp += x[5]; ce += x[6]; }
+    if (ca !== a || cp !== p || ce !== e) {
+      console.error(`site classes ${ca} ${cp} ${ce} vs tree ${a} ${p} ${e}`); process.exit(1); }
     if (b !== a || sb !== a || sa !== a || sp !== p || se !== e) {
       console.error(`tree ${a} ${p} ${e}, bins ${b} ${sb}, sites ${sa} ${sp} ${se} disagree`); process.exit(1); }
     const k = D.bytes_per_sample;

@@ -57,6 +57,49 @@ async function check(browser, name, trace) {
     ok(`${name}: top row ${first[4]} ${first[0]} as memtrace top`);
   else fail(`${name}: table top row ${JSON.stringify(first)}, top: '${row}'`);
 
+  // the table's source / size / lifetime filters: the top row is top's with
+  // the same filters (allocated and at end; at peak keeps the page's peak)
+  // each select at its middle offered bound, with the CLI options it means
+  const offered = await page.evaluate(() => Object.fromEntries(['minsize', 'maxsize', 'minlife', 'maxlife']
+    .map((id) => { const v = [...document.getElementById(id).options].map((o) => +o.value).filter((k) => k >= 0);
+      return [id, v.length ? v[Math.floor(v.length / 2)] : null]; })));
+  const us = (n) => (n / 1e6).toFixed(6);
+  const classCases = [];
+  if (offered.minsize !== null)
+    classCases.push({set: {minor: false, minsize: offered.minsize},
+      args: ['--source', 'major', '--source', 'external', '--min-size', String(2 ** offered.minsize)]});
+  if (offered.maxsize !== null)
+    classCases.push({set: {maxsize: offered.maxsize}, args: ['--max-size', String(2 ** offered.maxsize - 1)]});
+  if (offered.minlife !== null)
+    classCases.push({set: {minlife: offered.minlife}, args: ['--min-lifetime', us(10 ** (offered.minlife - 1))]});
+  if (offered.maxlife !== null)
+    classCases.push({set: {maxlife: offered.maxlife}, args: ['--max-lifetime', us(10 ** (offered.maxlife - 1) - 1)]});
+  if (classCases.length < 4) fail(`${name}: the table offers no bounds: ${JSON.stringify(offered)}`);
+  for (const c of classCases) {
+    await page.evaluate((set) => {
+      document.querySelector('.src[value="0"]').checked = set.minor !== false;
+      for (const id of ['minsize', 'maxsize', 'minlife', 'maxlife']) {
+        const sel = document.getElementById(id);
+        sel.value = set[id] === undefined ? '-1' : String(set[id]);
+      }
+      drawSites(); }, c.set);
+    const used = await page.evaluate(() => ['minsize', 'maxsize', 'minlife', 'maxlife']
+      .map((id) => document.getElementById(id).value).join(','));
+    const tj = JSON.parse(run(['top', '--json', '--limit', '1', ...c.args, trace]));
+    const rowc = await page.$$eval('#sites tr:nth-child(2) td', (tds) => tds.map((t) => t.textContent));
+    const tt = run(['top', '--limit', '1', ...c.args, trace]).split('\n');
+    const trow = tt[tt.findIndex((l) => l.includes('ALLOCATED')) + 1] || '';
+    if (!tj.sites.length && !rowc.length) { ok(`${name}: ${c.args.join(' ')}: no sites, as top`); continue; }
+    if (rowc[4] === (tj.sites[0] || {}).site && trow.trim().startsWith(rowc[0]) &&
+        trow.includes(' ' + rowc[2] + ' ') === true)
+      ok(`${name}: table with ${c.args.join(' ')} (selects ${used}): ${rowc[4]} ${rowc[0]}, at end ${rowc[2]}, as top`);
+    else fail(`${name}: table with ${c.args.join(' ')} (selects ${used}): ${JSON.stringify(rowc)}, top: '${trow}'`);
+  }
+  await page.evaluate(() => {
+    document.querySelector('.src[value="0"]').checked = true;
+    for (const id of ['minsize', 'maxsize', 'minlife', 'maxlife']) document.getElementById(id).value = '-1';
+    drawSites(); });
+
   // flame graph: click the widest frame below the root; breadcrumb grows
   const before = await page.$$eval('#crumbs .crumb', (c) => c.length);
   const target = await page.evaluate(() => {
@@ -90,13 +133,15 @@ async function check(browser, name, trace) {
   const winText = await page.textContent('#win');
   const inw = await page.evaluate(() => {
     const m = document.getElementById('win').textContent.match(/window ([0-9.]+) s - ([0-9.]+) s/);
-    let inwin = 0, all = 0;
+    let inwin = 0, all = 0; const used = new Set();
     for (const [, bins] of D.node_bins) bins.forEach((n, b) => {
-      const t = b * D.bin_width_us; all += n; if (t >= win[0] && t < win[1]) inwin += n; });
-    return {inwin, all, m: !!m}; });
+      const t = b * D.bin_width_us; all += n; if (n) used.add(b); if (t >= win[0] && t < win[1]) inwin += n; });
+    return {inwin, all, m: !!m, bins: used.size}; });
   await page.dispatchEvent('#flame rect[data-node="0"]', 'mousemove', {clientX: 10, clientY: 10});
   const tipText = await page.textContent('#tip');
-  if (inw.m && inw.inwin > 0 && inw.inwin < inw.all && tipText.includes(`, ${inw.inwin} samples, 100.00%`))
+  // (the window holds the first bin with allocations: fewer than all
+  // unless every allocation falls into that one bin)
+  if (inw.m && inw.inwin > 0 && (inw.inwin < inw.all || inw.bins === 1) && tipText.includes(`, ${inw.inwin} samples, 100.00%`))
     ok(`${name}: window ${winText}: ${inw.inwin} of ${inw.all} samples`);
   else fail(`${name}: window '${winText}', tooltip '${tipText}', expected ${inw.inwin} of ${inw.all} samples`);
   await page.mouse.click(box.x + 100, box.y + 100);    // a click clears the window
