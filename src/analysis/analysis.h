@@ -156,7 +156,8 @@ struct mt_scan {
                                  names (stack->site is NULL otherwise)      */
     int threads;              /* nonzero: decode on a second thread (not
                                  with on_alloc; tick and diag are called
-                                 from that thread, the rest from this one) */
+                                 from that thread, tick every 16 events,
+                                 the rest from this one)                   */
     mt_diag_fn diag;          /* optional: skipped-packet diagnostics       */
     void *diag_ctx;
     void (*tick)(void *ctx, const mt_reader *r);  /* optional, per event    */

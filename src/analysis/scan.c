@@ -344,12 +344,22 @@ typedef struct code_info {
 #define DM_BITS 14
 #define DM_SIZE (1u << DM_BITS)
 
+/* What the event side (see "threads") writes, on cache lines of its own:
+ * with the reader on another thread, a line both write would bounce
+ * between the cores at every event. */
+typedef struct scan_back {
+    _Alignas(64) ltab live;
+    sent *bstacks;              /* the summaries as the event side has seen */
+    size_t nbstacks, bstacks_cap;  /* them (its own copy)                  */
+    int64_t end, total_samples, accepted;  /* copied to mt_scan at the end */
+    int err;
+    int stopped;                /* on_object asked to stop */
+    char pad[64];
+} scan_back;
+
 typedef struct scan_priv {
-    ltab live;
     sent *stacks;               /* the summaries, as summarize made them */
     size_t nstacks, stacks_cap;
-    sent *bstacks;              /* the same, as the event side has seen  */
-    size_t nbstacks, bstacks_cap;  /* them (its own copy: see "threads") */
     u64map stack_ids;           /* summary key -> stack index */
     code_info *codes;
     size_t ncodes, codes_cap;
@@ -362,8 +372,7 @@ typedef struct scan_priv {
     uint64_t in_bits, not_in_bits;
     uint64_t dm_skey[DM_SIZE];  /* direct-mapped cache in front of stack_ids */
     uint32_t dm_sidx[DM_SIZE];  /* stack index + 1; 0: empty */
-    int err;
-    int stopped;                /* on_object asked to stop */
+    scan_back b;
 } scan_priv;
 
 static int hidden(const mt_filter *f, const char *fn)
@@ -475,7 +484,7 @@ static int64_t summarize(mt_scan *s, const mt_event *ev)
 
 static void make_stack(const scan_priv *p, uint32_t i, mt_stack *st)
 {
-    const sent *e = &p->bstacks[i];
+    const sent *e = &p->b.bstacks[i];
     st->id = i;
     st->codes = NULL;
     st->len = (size_t)e->nonempty;
@@ -492,13 +501,13 @@ static int decide(mt_scan *s, const lobj *lo, int64_t collect)
     make_stack(p, lo->stack, &st);
     mt_object o = {lo->id, lo->time, collect, lo->length, lo->nsamples,
                    (mt_source)lo->source, &st, lo->user};
-    if (!mt_filter_accepts(s->filter, s->info, &o, s->live_at, s->end))
+    if (!mt_filter_accepts(s->filter, s->info, &o, s->live_at, p->b.end))
         return 0;
-    s->accepted++;
+    p->b.accepted++;
     if (s->timeline)
         mt_timeline_add(s->timeline, o.alloc_time, o.collect_time, o.nsamples);
     if (s->on_object && s->on_object(s->ctx, &o)) {
-        p->stopped = 1;
+        p->b.stopped = 1;
         return 1;
     }
     return 0;
@@ -551,19 +560,19 @@ static int back(mt_scan *s, const rec *r, const sent *newsum, const mt_event *ev
 {
     scan_priv *p = s->priv;
     int64_t t = r->t;
-    if (t > s->end)
-        s->end = t;
+    if (t > p->b.end)
+        p->b.end = t;
     if (r->newsum) {
-        if (grow_array(&p->bstacks, &p->bstacks_cap, p->nbstacks + 1,
-                       sizeof *p->bstacks)) {
+        if (grow_array(&p->b.bstacks, &p->b.bstacks_cap, p->b.nbstacks + 1,
+                       sizeof *p->b.bstacks)) {
             snprintf(s->err, sizeof s->err, "out of memory");
-            p->err = 1;
+            p->b.err = 1;
             return 1;
         }
-        p->bstacks[p->nbstacks++] = *newsum;
+        p->b.bstacks[p->b.nbstacks++] = *newsum;
     }
     if (r->kind == MT_EVENT_ALLOC) {
-        s->total_samples += r->nsamples;
+        p->b.total_samples += r->nsamples;
         mt_stack st;
         make_stack(p, r->si, &st);
         mt_object o = {r->id, t, MT_NEVER, r->length, r->nsamples,
@@ -572,22 +581,22 @@ static int back(mt_scan *s, const rec *r, const sent *newsum, const mt_event *ev
             return 0;
         lobj lo = {r->id, t, r->length, r->nsamples, r->si, 0, r->source, 1};
         if (ev && s->on_alloc && s->on_alloc(s->ctx, ev, &lo.user)) {
-            p->err = 1;
+            p->b.err = 1;
             return 1;
         }
         o.user = lo.user;
         if (s->on_accept && s->on_accept(s->ctx, &o)) {
-            p->err = 1;
+            p->b.err = 1;
             return 1;
         }
-        if (ltab_put(&p->live, &lo)) {
+        if (ltab_put(&p->b.live, &lo)) {
             snprintf(s->err, sizeof s->err, "out of memory");
-            p->err = 1;
+            p->b.err = 1;
             return 1;
         }
     } else if (r->kind == MT_EVENT_COLLECT) {
         lobj lo;
-        if (ltab_take(&p->live, r->id, &lo) == 0)
+        if (ltab_take(&p->b.live, r->id, &lo) == 0)
             return decide(s, &lo, t);
     }
     return 0;
@@ -599,7 +608,7 @@ static int on_event(void *ctx, const mt_event *ev)
     rec r;
     sent ns;
     if (front(s, ev, &r, &ns)) {
-        ((scan_priv *)s->priv)->err = 1;
+        ((scan_priv *)s->priv)->b.err = 1;
         return 1;
     }
     return back(s, &r, &ns, ev);
@@ -613,10 +622,12 @@ static int on_event(void *ctx, const mt_event *ev)
  * (and every callback but on_alloc, which needs the decoded backtrace and
  * so is not allowed then) stays on the caller's thread. The reader side
  * writes only its own state (reader, summaries, tick, diagnostics); the
- * event side has its own copy of the summaries, sent with the records. */
+ * event side has its own copy of the summaries, sent with the records.
+ * Neither side writes a cache line the other reads at every event (see
+ * scan_back, pipeline); so the reader side ticks every TICK_EVERY events. */
 
-#define BLK 4096
-#define NBLK 8
+#define BLK 2048
+#define NBLK 32
 
 typedef struct block {
     rec r[BLK];
@@ -625,23 +636,34 @@ typedef struct block {
 } block;
 
 typedef struct pipeline {
-    mt_scan *s;
+    /* the reader side's: its own copy of the scan (the caller's mt_scan
+     * sits next to data the event side writes at every event) */
+    _Alignas(64) mt_scan s;
     block *blocks;              /* NBLK */
-    size_t filled, drained;     /* blocks handed over / taken back */
+    size_t fill;                /* the block being filled (the reader's) */
+    void (*tick)(void *ctx, const mt_reader *r);  /* every TICK_EVERY events */
+    void *tick_ctx;             /* (it writes the caller's memory)        */
+    uint64_t nev;
+    int front_err;
+    /* shared, under mu */
+    _Alignas(64) size_t filled, drained;   /* blocks handed over / back */
     int done;                   /* the reader side has finished */
     int stop;                   /* the event side wants no more */
-    int front_err;
     int status;                 /* mt_reader_scan's */
     pthread_mutex_t mu;
     pthread_cond_t cv;
 } pipeline;
 
+#define TICK_EVERY 16
+
 static int pipe_event(void *ctx, const mt_event *ev)
 {
     pipeline *pl = ctx;
-    block *b = &pl->blocks[pl->filled % NBLK];
+    if (pl->tick && (++pl->nev & (TICK_EVERY - 1)) == 0)
+        pl->tick(pl->tick_ctx, pl->s.reader);
+    block *b = &pl->blocks[pl->fill % NBLK];
     rec *r = &b->r[b->n];
-    if (front(pl->s, ev, r, &b->sums[b->nsums])) {
+    if (front(&pl->s, ev, r, &b->sums[b->nsums])) {
         pl->front_err = 1;
         return 1;
     }
@@ -649,13 +671,13 @@ static int pipe_event(void *ctx, const mt_event *ev)
     if (++b->n < BLK)
         return 0;
     pthread_mutex_lock(&pl->mu);
-    pl->filled++;
+    pl->filled = ++pl->fill;
     pthread_cond_broadcast(&pl->cv);
     while (pl->filled - pl->drained >= NBLK && !pl->stop)
         pthread_cond_wait(&pl->cv, &pl->mu);
     int stop = pl->stop;
     pthread_mutex_unlock(&pl->mu);
-    b = &pl->blocks[pl->filled % NBLK];
+    b = &pl->blocks[pl->fill % NBLK];
     b->n = b->nsums = 0;
     return stop;
 }
@@ -664,11 +686,11 @@ static void *pipe_reader(void *arg)
 {
     pipeline *pl = arg;
     pl->blocks[0].n = pl->blocks[0].nsums = 0;
-    int st = mt_reader_scan(pl->s->reader, pipe_event, pl);
+    int st = mt_reader_scan(pl->s.reader, pipe_event, pl);
     pthread_mutex_lock(&pl->mu);
     pl->status = st;
-    if (pl->blocks[pl->filled % NBLK].n > 0 && !pl->stop)
-        pl->filled++;               /* the last, partial block */
+    if (pl->blocks[pl->fill % NBLK].n > 0 && !pl->stop)
+        pl->filled = ++pl->fill;    /* the last, partial block */
     pl->done = 1;
     pthread_cond_broadcast(&pl->cv);
     pthread_mutex_unlock(&pl->mu);
@@ -680,52 +702,62 @@ static void *pipe_reader(void *arg)
 static int scan_threaded(mt_scan *s)
 {
     scan_priv *p = s->priv;
-    pipeline pl;
-    memset(&pl, 0, sizeof pl);
-    pl.s = s;
-    pl.blocks = malloc(NBLK * sizeof *pl.blocks);
-    if (!pl.blocks)
-        return -1;
-    pthread_mutex_init(&pl.mu, NULL);
-    pthread_cond_init(&pl.cv, NULL);
-    pthread_t th;
-    if (pthread_create(&th, NULL, pipe_reader, &pl)) {
-        free(pl.blocks);
-        pthread_mutex_destroy(&pl.mu);
-        pthread_cond_destroy(&pl.cv);
+    pipeline *pl = aligned_alloc(64, sizeof *pl);
+    block *blocks = malloc(NBLK * sizeof *blocks);
+    if (!pl || !blocks) {
+        free(pl);
+        free(blocks);
         return -1;
     }
+    memset(pl, 0, sizeof *pl);
+    pl->s = *s;
+    pl->s.tick = NULL;          /* called by pipe_event instead */
+    pl->tick = s->tick;
+    pl->tick_ctx = s->tick_ctx;
+    pl->blocks = blocks;
+    pthread_mutex_init(&pl->mu, NULL);
+    pthread_cond_init(&pl->cv, NULL);
+    pthread_t th;
+    int st = -1;
+    if (pthread_create(&th, NULL, pipe_reader, pl))
+        goto out;
+    size_t drained = 0;         /* the event side's own count */
     for (;;) {
-        pthread_mutex_lock(&pl.mu);
-        while (pl.drained == pl.filled && !pl.done)
-            pthread_cond_wait(&pl.cv, &pl.mu);
-        int empty = pl.drained == pl.filled;
-        pthread_mutex_unlock(&pl.mu);
+        pthread_mutex_lock(&pl->mu);
+        while (pl->filled == drained && !pl->done)
+            pthread_cond_wait(&pl->cv, &pl->mu);
+        int empty = pl->filled == drained;
+        pthread_mutex_unlock(&pl->mu);
         if (empty)
             break;
-        const block *b = &pl.blocks[pl.drained % NBLK];
+        const block *b = &blocks[drained % NBLK];
         size_t k = 0;
         int stop = 0;
         for (size_t i = 0; i < b->n && !stop; i++) {
             const sent *ns = b->r[i].newsum ? &b->sums[k++] : NULL;
             stop = back(s, &b->r[i], ns, NULL);
         }
-        pthread_mutex_lock(&pl.mu);
-        pl.drained++;
+        pthread_mutex_lock(&pl->mu);
+        pl->drained = ++drained;
         if (stop)
-            pl.stop = 1;
-        pthread_cond_broadcast(&pl.cv);
-        pthread_mutex_unlock(&pl.mu);
+            pl->stop = 1;
+        pthread_cond_broadcast(&pl->cv);
+        pthread_mutex_unlock(&pl->mu);
         if (stop)
             break;
     }
     pthread_join(th, NULL);
-    free(pl.blocks);
-    pthread_mutex_destroy(&pl.mu);
-    pthread_cond_destroy(&pl.cv);
-    if (pl.front_err)
-        p->err = 1;
-    return pl.status;
+    st = pl->status;
+    if (pl->front_err) {
+        p->b.err = 1;
+        memcpy(s->err, pl->s.err, sizeof s->err);
+    }
+out:
+    pthread_mutex_destroy(&pl->mu);
+    pthread_cond_destroy(&pl->cv);
+    free(blocks);
+    free(pl);
+    return st;
 }
 
 static const mt_filter no_filter;
@@ -735,7 +767,9 @@ int mt_scan_run(mt_scan *s, const char *path)
     s->err[0] = 0;
     if (!s->filter)
         s->filter = &no_filter;
-    scan_priv *p = calloc(1, sizeof *p);
+    scan_priv *p = aligned_alloc(64, sizeof *p);   /* scan_back's lines */
+    if (p)
+        memset(p, 0, sizeof *p);
     if (s->filter->nin + s->filter->nnot_in > MAX_NEEDLES) {
         free(p);
         snprintf(s->err, sizeof s->err, "at most %d --in/--not-in options",
@@ -769,9 +803,12 @@ int mt_scan_run(mt_scan *s, const char *path)
         st = scan_threaded(s);
     if (st == -1)                   /* one thread (or none could start) */
         st = mt_reader_scan(s->reader, on_event, s);
-    if (p->err)
+    s->end = p->b.end;
+    s->total_samples = p->b.total_samples;
+    s->accepted = p->b.accepted;
+    if (p->b.err)
         return MT_ERR_FORMAT;
-    if (p->stopped)
+    if (p->b.stopped)
         return MT_OK;
     if (st != MT_EOF) {
         snprintf(s->err, sizeof s->err, "%s", mt_reader_error(s->reader));
@@ -780,7 +817,8 @@ int mt_scan_run(mt_scan *s, const char *path)
     if (s->timeline)
         s->timeline->end = s->end;
     /* The end of the trace: every object still live is decided now. */
-    ltab_each(&p->live, decide_at_end, s);
+    ltab_each(&p->b.live, decide_at_end, s);
+    s->accepted = p->b.accepted;
     s->nstacks = p->nstacks;
     return MT_OK;
 }
@@ -789,9 +827,9 @@ void mt_scan_free(mt_scan *s)
 {
     scan_priv *p = s->priv;
     if (p) {
-        ltab_free(&p->live);
+        ltab_free(&p->b.live);
         free(p->stacks);
-        free(p->bstacks);
+        free(p->b.bstacks);
         u64map_free(&p->stack_ids);
         free(p->codes);
         u64map_free(&p->code_ids);
