@@ -65,6 +65,18 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 /* True if arg is -h or --help. */
 int cli_is_help(const char *arg);
 
+struct mt_filter;
+
+/* The command line of the commands that read one TRACE with the shared
+ * filters and write a file named by -o (pprof, speedscope, report): sets
+ * *path and *outpath (left NULL when not given); filter options go to f
+ * and, when filters is non-NULL, their text to it (space separated).
+ * Returns -1 to go on, else the exit status: EXIT_OK after --help,
+ * EXIT_USAGE after printing a usage error. */
+int cli_parse_trace_out(const char *cmd, void (*show_usage)(FILE *), int argc,
+                        char **argv, struct mt_filter *f, const char **path,
+                        const char **outpath, char *filters, size_t filters_len);
+
 /* Diagnostics callback that prints the reader's message on stderr. */
 void cli_print_diag(void *ctx, mt_diag_kind kind, uint64_t offset,
                     const char *message);

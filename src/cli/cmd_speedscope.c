@@ -158,47 +158,10 @@ int cmd_speedscope(int argc, char **argv)
     const char *path = NULL, *outpath = NULL;
     mt_filter f;
     mt_filter_init(&f);
-    char err[512];
-    int rc;
-    for (int i = 1; i < argc;) {
-        const char *a = argv[i];
-        int k = mt_filter_parse_arg(&f, argc, argv, &i, err, sizeof err);
-        if (k < 0) {
-            rc = cli_usage_error("speedscope", "%s", err);
-            goto out;
-        }
-        if (k > 0)
-            continue;
-        if (cli_is_help(a)) {
-            usage_speedscope(stdout);
-            rc = EXIT_OK;
-            goto out;
-        }
-        if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
-            if (i + 1 >= argc) {
-                rc = cli_usage_error("speedscope", "%s needs a file name", a);
-                goto out;
-            }
-            outpath = argv[i + 1];
-            i += 2;
-            continue;
-        }
-        if (strncmp(a, "--output=", 9) == 0) {
-            outpath = a + 9;
-            i++;
-            continue;
-        }
-        if (a[0] == '-' && a[1] != 0) {
-            rc = cli_usage_error("speedscope", "unknown option '%s'", a);
-            goto out;
-        }
-        if (path) {
-            rc = cli_usage_error("speedscope", "expected one TRACE, got more");
-            goto out;
-        }
-        path = a;
-        i++;
-    }
+    int rc = cli_parse_trace_out("speedscope", usage_speedscope, argc, argv, &f, &path, &outpath,
+                             NULL, 0);
+    if (rc >= 0)
+        goto out;
     if (!path) {
         rc = cli_usage_error("speedscope", "missing TRACE argument");
         goto out;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/analysis.h"
 #include "cli/cli.h"
 
 static const cli_command commands[] = {
@@ -70,6 +71,48 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 int cli_is_help(const char *arg)
 {
     return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0;
+}
+
+int cli_parse_trace_out(const char *cmd, void (*show_usage)(FILE *), int argc,
+                        char **argv, mt_filter *f, const char **path,
+                        const char **outpath, char *filters, size_t filters_len)
+{
+    char err[512];
+    for (int i = 1; i < argc;) {
+        const char *a = argv[i];
+        int first = i;
+        int k = mt_filter_parse_arg(f, argc, argv, &i, err, sizeof err);
+        if (k < 0)
+            return cli_usage_error(cmd, "%s", err);
+        if (k > 0) {
+            for (int j = first; filters && j < i; j++) {
+                size_t l = strlen(filters);
+                snprintf(filters + l, filters_len - l, "%s%s", l ? " " : "", argv[j]);
+            }
+            continue;
+        }
+        if (cli_is_help(a)) {
+            show_usage(stdout);
+            return EXIT_OK;
+        }
+        if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
+            if (i + 1 >= argc)
+                return cli_usage_error(cmd, "%s needs a file name", a);
+            *outpath = argv[i + 1];
+            i += 2;
+        } else if (strncmp(a, "--output=", 9) == 0) {
+            *outpath = a + 9;
+            i++;
+        } else if (a[0] == '-' && a[1] != 0) {
+            return cli_usage_error(cmd, "unknown option '%s'", a);
+        } else if (*path) {
+            return cli_usage_error(cmd, "expected one TRACE, got more");
+        } else {
+            *path = a;
+            i++;
+        }
+    }
+    return -1;
 }
 
 void cli_print_diag(void *ctx, mt_diag_kind kind, uint64_t offset,
