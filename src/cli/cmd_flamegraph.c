@@ -151,7 +151,7 @@ typedef struct fg {
     size_t slots_cap;           /* a power of two, at least 2 * nstacks */
     uint32_t *st_node;          /* per distinct backtrace: its trie node   */
     int64_t *st_count;          /* and (no filters) its samples, wrapping  */
-    size_t nstacks, st_cap;
+    size_t nstacks, st_node_cap, st_count_cap;
     uint64_t *prev_codes;       /* the previous backtrace                    */
     uint64_t (*prefix_hash)[2]; /* hashes of prev_codes[0..i]                */
     size_t prev_len, prev_cap, prefix_hash_cap;
@@ -475,13 +475,9 @@ static int stack_find(fg *g, const uint64_t h[2], const uint64_t *bt, size_t n,
             return 0;
         }
     if (g->nstacks >= UINT32_MAX - 1 ||
-        grow_array(&g->st_node, &g->st_cap, g->nstacks + 1, sizeof *g->st_node))
+        grow_array(&g->st_node, &g->st_node_cap, g->nstacks + 1, sizeof *g->st_node) ||
+        grow_array(&g->st_count, &g->st_count_cap, g->nstacks + 1, sizeof *g->st_count))
         return -2;
-    size_t cap = g->st_cap;     /* st_count follows st_node's capacity */
-    int64_t *c = realloc(g->st_count, cap * sizeof *c);
-    if (!c)
-        return -2;
-    g->st_count = c;
     uint32_t at;
     int e = path_node(g, bt, n, &at);
     if (e)
