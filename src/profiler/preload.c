@@ -1,100 +1,173 @@
 /*
  * preload.c - the malloc family, interposed when libmemtrace_preload.so is
- * preloaded (or linked). Every entry point forwards to glibc's own
- * __libc_* functions, so no dlsym bootstrap is needed and the library
- * works from the first allocation of the process on.
+ * preloaded (or linked). Unsampled blocks are glibc's, from its own
+ * __libc_* entry points (no dlsym bootstrap: the library works from the
+ * first allocation of the process on); sampled blocks come from the
+ * profiler's region (region.c).
  *
  * The unsampled path of an allocation is one subtraction from the thread's
- * byte countdown (initial-exec TLS) and a branch; free asks the filter in
- * front of the lock-free table of sampled pointers (one hot load), and the
- * table only when the filter says maybe. Everything else is in session.c (mt_sample).
- *
- * malloc_usable_size is not interposed: every block, sampled or not, is a
- * glibc block, so glibc's own answers for all of them.
+ * byte countdown (initial-exec TLS), a branch and a tail call to glibc.
+ * When the countdown runs out the sampling decision is taken before the
+ * block exists, so a sampled block can be put in the region; free,
+ * realloc and malloc_usable_size then tell the two kinds apart with one
+ * range compare, and a free of an unsampled block reads two words of
+ * memory that every free shares. Everything else is in session.c.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "profiler/profiler_int.h"
 
 #define EXPORT __attribute__((visibility("default")))
+#define SLOW __attribute__((noinline, cold))
 
 __thread mt_thread mt_self __attribute__((tls_model("initial-exec")));
 
-static inline void *counted(void *p, size_t bytes)
+/* Countdown reached <= 0 for an allocation of `bytes` aligned to `align`:
+ * a block of the region if the allocation is sampled, else NULL (the
+ * caller asks glibc). */
+static void *sampled_block(size_t bytes, size_t align, int zero)
+{
+    int64_t samples = mt_sample_draw(bytes);
+    if (!samples)
+        return NULL;
+    void *p = mt_region_alloc(bytes, align, zero);
+    if (!p) {
+        mt_sample_drop();       /* region full: the sample is lost */
+        return NULL;
+    }
+    mt_sample_record(p, bytes, samples);
+    return p;
+}
+
+/* Count an allocation; nonzero: the countdown ran out (slow path). */
+static inline int count(size_t bytes)
 {
     mt_thread *t = &mt_self;
     t->countdown -= (int64_t)bytes;
-    if (MT_UNLIKELY(t->countdown <= 0))
-        mt_sample(p, bytes, 0);
-    return p;
+    return MT_UNLIKELY(t->countdown <= 0);
 }
 
-/* malloc's slow path: the countdown already went to <= 0. */
-__attribute__((noinline)) static void *malloc_slow(size_t n)
+SLOW static void *malloc_slow(size_t n)
 {
-    void *p = __libc_malloc(n);
-    mt_sample(p, n, 0);
-    return p;
+    void *p = sampled_block(n, 16, 0);
+    return p ? p : __libc_malloc(n);
 }
 
-static inline void forget(void *p)
+SLOW static void free_slow(void *p)
 {
-    if (MT_UNLIKELY(mt_ptrtable_maybe((uintptr_t)p)) &&
-        mt_ptrtable_contains((uintptr_t)p))
-        mt_collect_ptr(p);
+    mt_free_sampled(p);
 }
 
-/* free's slow path: the filter said maybe. */
-__attribute__((noinline)) static void free_slow(void *p)
-{
-    if (mt_ptrtable_contains((uintptr_t)p))
-        mt_collect_ptr(p);
-    __libc_free(p);
-}
-
-/* Counted before the call, so the common case is a tail call to glibc. */
 EXPORT void *malloc(size_t n)
 {
-    mt_thread *t = &mt_self;
-    t->countdown -= (int64_t)n;
-    if (MT_LIKELY(t->countdown > 0))
-        return __libc_malloc(n);
-    return malloc_slow(n);
+    if (count(n))
+        return malloc_slow(n);
+    return __libc_malloc(n);
 }
 
 EXPORT void free(void *p)
 {
-    if (MT_UNLIKELY(mt_ptrtable_maybe((uintptr_t)p)))
+    if (MT_UNLIKELY(mt_region_contains(p)))
         free_slow(p);
     else
         __libc_free(p);
 }
 
+SLOW static void *calloc_slow(size_t n, size_t m, size_t bytes)
+{
+    void *p = sampled_block(bytes, 16, 1);
+    return p ? p : __libc_calloc(n, m);
+}
+
 EXPORT void *calloc(size_t n, size_t m)
 {
     size_t bytes;
-    if (__builtin_mul_overflow(n, m, &bytes))
-        bytes = SIZE_MAX;
-    return counted(__libc_calloc(n, m), bytes);
+    if (MT_UNLIKELY(__builtin_mul_overflow(n, m, &bytes))) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    if (count(bytes))
+        return calloc_slow(n, m, bytes);
+    return __libc_calloc(n, m);
 }
 
-/* A sampled block that realloc moves or frees is collected first (glibc may
- * hand its address to another thread as soon as it is released); the
- * result is a new allocation of n bytes. If glibc then fails, the old
- * block lives on untracked. */
+/* glibc's malloc_usable_size (it has no __libc_ name), found once. */
+typedef size_t (*usable_fn)(void *);
+static usable_fn glibc_usable;
+
+static size_t glibc_usable_size(void *p)
+{
+    usable_fn f = __atomic_load_n(&glibc_usable, __ATOMIC_ACQUIRE);
+    if (!f) {
+        mt_self.busy++;
+        f = (usable_fn)dlsym(RTLD_NEXT, "malloc_usable_size");
+        mt_self.busy--;
+        if (!f)
+            return 0;
+        __atomic_store_n(&glibc_usable, f, __ATOMIC_RELEASE);
+    }
+    return f(p);
+}
+
+EXPORT size_t malloc_usable_size(void *p)
+{
+    if (!p)
+        return 0;
+    if (MT_UNLIKELY(mt_region_contains(p)))
+        return mt_region_usable(p);
+    return glibc_usable_size(p);
+}
+
+/* A sampled block resized: the new block is a new allocation of n bytes
+ * (sampled or not), the old one is copied out, collected and given back.
+ * If no new block can be had the old one stays, still sampled. */
+SLOW static void *realloc_sampled(void *p, size_t n)
+{
+    if (n == 0) {
+        mt_free_sampled(p);     /* what glibc's realloc(p, 0) does */
+        return NULL;
+    }
+    void *q = count(n) ? sampled_block(n, 16, 0) : NULL;
+    if (!q)
+        q = __libc_malloc(n);
+    if (!q)
+        return NULL;
+    size_t old = mt_region_usable(p);
+    memcpy(q, p, old < n ? old : n);
+    mt_free_sampled(p);
+    return q;
+}
+
+/* An unsampled block resized into a sampled one. */
+SLOW static void *realloc_slow(void *p, size_t n)
+{
+    void *q = sampled_block(n, 16, 0);
+    if (!q)
+        return __libc_realloc(p, n);
+    size_t old = glibc_usable_size(p);
+    memcpy(q, p, old < n ? old : n);
+    __libc_free(p);
+    return q;
+}
+
 EXPORT void *realloc(void *p, size_t n)
 {
     if (!p)
         return malloc(n);
-    forget(p);
+    if (MT_UNLIKELY(mt_region_contains(p)))
+        return realloc_sampled(p, n);
     if (n == 0) {
-        __libc_free(p);        /* what glibc's realloc(p, 0) does */
+        __libc_free(p);
         return NULL;
     }
-    return counted(__libc_realloc(p, n), n);
+    if (count(n))
+        return realloc_slow(p, n);
+    return __libc_realloc(p, n);
 }
 
 EXPORT void *reallocarray(void *p, size_t n, size_t m)
@@ -107,14 +180,36 @@ EXPORT void *reallocarray(void *p, size_t n, size_t m)
     return realloc(p, bytes);
 }
 
+/* The aligned allocations: align is a power of two (glibc rounds others
+ * up, and so do we). */
+static void *aligned(size_t align, size_t n)
+{
+    if (align & (align - 1)) {
+        size_t a = 1;
+        while (a < align && a)
+            a <<= 1;
+        if (!a) {
+            errno = EINVAL;
+            return NULL;
+        }
+        align = a;
+    }
+    if (count(n)) {
+        void *p = sampled_block(n, align < 16 ? 16 : align, 0);
+        if (p)
+            return p;
+    }
+    return __libc_memalign(align, n);
+}
+
 EXPORT void *memalign(size_t align, size_t n)
 {
-    return counted(__libc_memalign(align, n), n);
+    return aligned(align, n);
 }
 
 EXPORT void *aligned_alloc(size_t align, size_t n)
 {
-    return counted(__libc_memalign(align, n), n);
+    return aligned(align, n);
 }
 
 EXPORT int posix_memalign(void **out, size_t align, size_t n)
@@ -122,21 +217,25 @@ EXPORT int posix_memalign(void **out, size_t align, size_t n)
     if (align < sizeof(void *) || (align & (align - 1)))
         return EINVAL;
     int saved = errno;
-    void *p = __libc_memalign(align, n);
+    void *p = aligned(align, n);
     if (!p) {
         errno = saved;
         return ENOMEM;
     }
-    *out = counted(p, n);
+    *out = p;
     return 0;
 }
 
 EXPORT void *valloc(size_t n)
 {
-    return counted(__libc_valloc(n), n);
+    return aligned((size_t)getpagesize(), n);
 }
 
 EXPORT void *pvalloc(size_t n)
 {
-    return counted(__libc_pvalloc(n), n);
+    size_t page = (size_t)getpagesize();
+    size_t r = (n + page - 1) & ~(page - 1);
+    if (r < n || n == 0)
+        r = r < n ? SIZE_MAX : page;   /* overflow: let glibc fail */
+    return aligned(page, r);
 }

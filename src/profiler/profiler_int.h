@@ -43,39 +43,36 @@ MT_HIDDEN double mt_sampler_log_approx(double y);
 /* A fresh seed from getrandom(), or time, address and thread id. */
 MT_HIDDEN uint64_t mt_sampler_seed(void);
 
-/* ---- ptrtable.c: sampled live pointers ----------------------------------- */
+/* ---- region.c: where sampled blocks live --------------------------------- */
 
-/* In front of the table, an 8192-bit filter (1 KiB: it stays in the L1
- * cache of a malloc-heavy program, where the table would not): a clear bit
- * means "certainly not sampled", so nearly every free costs a hash and one
- * load of a hot line. Bits are set at insert and dropped when the filter
- * is rebuilt (into the other buffer) from the table; the generation count
- * makes a reader that saw a rebuild answer "maybe". */
-#define MT_FILTER_BITS 13
-typedef struct mt_ptrfilter {
-    _Atomic unsigned gen;
-    _Atomic(_Atomic uint64_t *) bits;
-} mt_ptrfilter;
-extern mt_ptrfilter mt_filter MT_HIDDEN;
+/* The reserved range; {0, 0} until the first session reserves it. Both
+ * words are read on every free, so they share a line. */
+typedef struct mt_region_bounds {
+    uintptr_t base, size;
+} __attribute__((aligned(16))) mt_region_bounds;
+extern mt_region_bounds mt_region MT_HIDDEN;
 
-/* The address bits above glibc's 16-byte alignment, unhashed: a multiply
- * would add its latency to every free. */
-static inline size_t mt_filter_index(uintptr_t a)
+/* Is p a block of the region, i.e. a sampled block? One compare. */
+static inline int mt_region_contains(const void *p)
 {
-    return (size_t)((a >> 4) & ((1u << MT_FILTER_BITS) - 1));
+    return (uintptr_t)p - mt_region.base < mt_region.size;
 }
+/* Reserve the range (once; 0 or -1). */
+MT_HIDDEN int mt_region_reserve(void);
+/* A block of at least n bytes aligned to align (a power of two; 16 at
+ * least is given anyway), zeroed if asked; NULL if the region is full or
+ * not reserved. */
+MT_HIDDEN void *mt_region_alloc(size_t n, size_t align, int zero);
+/* Usable size of a block of the region. */
+MT_HIDDEN size_t mt_region_usable(const void *p);
+/* Give a block back; may_block = 0 (a thread inside the profiler): if
+ * the allocator is busy the block is kept, not waited for. */
+MT_HIDDEN void mt_region_free(void *p, int may_block);
+/* Around fork: held by the prepare handler, released or re-created. */
+MT_HIDDEN void mt_region_lock(void);
+MT_HIDDEN void mt_region_unlock(int child);
 
-/* 0: addr is certainly not in the table; 1: look in the table. */
-static inline int mt_ptrtable_maybe(uintptr_t addr)
-{
-    unsigned g = atomic_load_explicit(&mt_filter.gen, memory_order_acquire);
-    _Atomic uint64_t *b = atomic_load_explicit(&mt_filter.bits, memory_order_acquire);
-    size_t i = mt_filter_index(addr);
-    if ((atomic_load_explicit(&b[i >> 6], memory_order_relaxed) >> (i & 63)) & 1)
-        return 1;
-    atomic_thread_fence(memory_order_acquire);
-    return atomic_load_explicit(&mt_filter.gen, memory_order_relaxed) != g;
-}
+/* ---- ptrtable.c: ids of the sampled live blocks -------------------------- */
 
 /* Lookups are lock-free (any thread, any time); insert and remove must be
  * called under the session lock. */
@@ -125,14 +122,23 @@ extern int mt_active MT_HIDDEN;
 extern uint32_t mt_epoch MT_HIDDEN;
 extern double mt_coef MT_HIDDEN;
 
-/* Slow path of an allocation of `bytes` at `ptr`, once the thread's
- * countdown has reached <= 0: draws the next countdown and, if the session
- * is active and the thread not inside the profiler, writes the alloc event
- * and remembers ptr (NULL: nothing to remember, as for external
- * allocations; a NULL ptr of a failed malloc is never sampled). Returns the
- * object id + 1, or 0 if not sampled. */
-MT_HIDDEN uint64_t mt_sample(void *ptr, size_t bytes, int external);
-/* A sampled pointer is being freed: emit its collect event. */
+/* Slow path of an allocation of `bytes`, once the thread's countdown has
+ * reached <= 0: draws the next countdown and returns the number of samples
+ * if the allocation is to be sampled (a session is active, the thread is
+ * not inside the profiler nor on a signal stack), 0 if not. When it
+ * returns > 0 the thread is marked inside the profiler until
+ * mt_sample_record or mt_sample_drop: the caller allocates the block
+ * (from the region) in between. */
+MT_HIDDEN int64_t mt_sample_draw(size_t bytes);
+/* Write the alloc event of a sampled block at ptr (NULL: an external
+ * allocation, nothing to remember). Returns the object id + 1, or 0. */
+MT_HIDDEN uint64_t mt_sample_record(void *ptr, size_t bytes, int64_t samples);
+/* The block could not be allocated in the region: no event. */
+MT_HIDDEN void mt_sample_drop(void);
+/* A sampled block is being freed: write its collect event, then give it
+ * back to the region. */
+MT_HIDDEN void mt_free_sampled(void *ptr);
+/* Its collect event only (realloc copies out of it first). */
 MT_HIDDEN void mt_collect_ptr(void *ptr);
 
 #endif /* MT_PROFILER_INT_H */

@@ -1,9 +1,9 @@
 /*
- * ptrtable.c - the table of sampled live pointers. free() asks it about
- * every pointer, so a lookup is lock-free and O(1): open addressing with
- * linear probing over atomic slots, kept at most 1/4 full, so a miss (the
- * unsampled pointer, nearly every free) costs a hash and one or two loads
- * from a small table that stays in cache.
+ * ptrtable.c - the table of sampled live pointers and their object ids.
+ * free() no longer asks it about every pointer (a sampled block is one of
+ * region.c's, a range compare), only about blocks of the region; lookups
+ * stay lock-free and O(1): open addressing with linear probing over atomic
+ * slots, kept at most 1/4 full.
  *
  * Inserts and removals happen under the session lock (sampled path only).
  * A removal leaves a tombstone; when slots in use pass 1/4 of the table it
@@ -14,8 +14,6 @@
  * rebuild; a generation count, bumped before a buffer is rewritten and
  * checked by a reader after a miss (a seqlock), makes a reader that was
  * stalled during a rebuild look again instead of missing its pointer.
- * The filter of profiler_int.h (mt_ptrtable_maybe) is rebuilt the same way,
- * with the table or when too many of its bits are stale.
  */
 #include <stdatomic.h>
 #include <stdint.h>
@@ -40,38 +38,7 @@ typedef struct table {
 } table;
 
 static table *_Atomic cur;
-#define gen mt_filter.gen       /* bumped before a spare buffer is reused */
-
-#define FWORDS ((1u << MT_FILTER_BITS) / 64)
-static _Atomic uint64_t fbuf[2][FWORDS] __attribute__((aligned(64)));
-mt_ptrfilter mt_filter = {0, fbuf[0]};
-static size_t fset;             /* bits set in the current filter        */
-
-static void filter_set(_Atomic uint64_t *b, uintptr_t a)
-{
-    size_t i = mt_filter_index(a);
-    uint64_t m = (uint64_t)1 << (i & 63);
-    if (!(atomic_fetch_or_explicit(&b[i >> 6], m, memory_order_relaxed) & m))
-        fset++;
-}
-
-/* Under the lock, after gen was bumped: rebuild the filter from table t
- * into the buffer not in use, and publish it. */
-static void filter_rebuild(table *t)
-{
-    _Atomic uint64_t *old = atomic_load_explicit(&mt_filter.bits, memory_order_relaxed);
-    _Atomic uint64_t *b = old == fbuf[0] ? fbuf[1] : fbuf[0];
-    for (size_t i = 0; i < FWORDS; i++)
-        atomic_store_explicit(&b[i], 0, memory_order_relaxed);
-    fset = 0;
-    if (t)
-        for (size_t i = 0; i < t->cap; i++) {
-            uintptr_t a = atomic_load_explicit(&t->slots[i].addr, memory_order_relaxed);
-            if (a > 1)
-                filter_set(b, a);
-        }
-    atomic_store_explicit(&mt_filter.bits, b, memory_order_release);
-}
+static _Atomic unsigned gen;    /* bumped before a spare buffer is reused */
 
 static void bump_gen(void)
 {
@@ -163,7 +130,6 @@ static int rebuild(table *t)
     if (t && t->bits == n->bits)
         spare = t;
     bump_gen();
-    filter_rebuild(n);
     return 0;
 }
 
@@ -194,7 +160,6 @@ int mt_ptrtable_insert(uintptr_t addr, int64_t id)
         i = tomb;
     else
         used++;
-    filter_set(atomic_load_explicit(&mt_filter.bits, memory_order_relaxed), addr);
     t->slots[i].id = id;
     atomic_store_explicit(&t->slots[i].addr, addr, memory_order_release);
     live++;
@@ -215,15 +180,6 @@ int mt_ptrtable_remove(uintptr_t addr, int64_t *id)
             *id = t->slots[i].id;
             atomic_store_explicit(&t->slots[i].addr, TOMB, memory_order_release);
             live--;
-            /* Bits of removed pointers stay set until the filter is
-             * rebuilt: do it when more than 16 are set and over half are
-             * stale (a rebuild costs ~2 us, once per 8 or more collects;
-             * each set bit sends 1/8192 of the frees to the table, a probe
-             * that misses the cache). */
-            if (fset > 16 && fset > 2 * live + 8) {
-                bump_gen();
-                filter_rebuild(t);
-            }
             return 1;
         }
     }
@@ -237,7 +193,6 @@ void mt_ptrtable_clear(void)
         for (size_t i = 0; i < t->cap; i++)
             atomic_store_explicit(&t->slots[i].addr, EMPTY, memory_order_relaxed);
     used = live = 0;
-    filter_rebuild(NULL);
 }
 
 size_t mt_ptrtable_count(void)

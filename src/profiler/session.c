@@ -132,7 +132,7 @@ static int on_alt_stack(mt_thread *t)
     return sigaltstack(NULL, &ss) == 0 && (ss.ss_flags & SS_ONSTACK);
 }
 
-uint64_t mt_sample(void *ptr, size_t bytes, int external)
+int64_t mt_sample_draw(size_t bytes)
 {
     mt_thread *t = &mt_self;
     if (!__atomic_load_n(&mt_active, __ATOMIC_ACQUIRE)) {
@@ -149,22 +149,40 @@ uint64_t mt_sample(void *ptr, size_t bytes, int external)
         if (t->countdown > 0)
             return 0;
     }
+    if (t->countdown < -((int64_t)1 << 50)) {
+        /* An impossible size (the allocation will fail): no draw loop of
+         * billions of rounds. */
+        t->countdown = mt_sampler_draw(&t->rng, mt_coef) * 8;
+        return 0;
+    }
     int64_t samples = 0;
     while (t->countdown <= 0) {
         t->countdown += mt_sampler_draw(&t->rng, mt_coef) * 8;
         samples++;
     }
     /* Inside the profiler (its own allocations, or a signal handler that
-     * interrupted it), a failed allocation, or on a signal stack that may be
-     * too small for unwinding and symbolizing: the draws are spent, nothing
-     * is sampled (draws are memoryless, so the program's samples stay
-     * unbiased). */
-    if (t->busy || (!ptr && !external))
+     * interrupted it), or on a signal stack that may be too small for
+     * unwinding and symbolizing: the draws are spent, nothing is sampled
+     * (draws are memoryless, so the program's samples stay unbiased). */
+    if (t->busy)
         return 0;
     t->busy = 1;
+    if (on_alt_stack(t)) {
+        t->busy = 0;
+        return 0;
+    }
+    return samples;
+}
+
+void mt_sample_drop(void)
+{
+    mt_self.busy = 0;
+}
+
+uint64_t mt_sample_record(void *ptr, size_t bytes, int64_t samples)
+{
+    mt_thread *t = &mt_self;
     uint64_t token = 0;
-    if (on_alt_stack(t))
-        goto out;
     uint64_t codes[MT_MAX_FRAMES];
     size_t n = mt_unwind(codes, MT_MAX_FRAMES);
     int64_t words = (int64_t)((bytes + 7) / 8);
@@ -185,7 +203,6 @@ uint64_t mt_sample(void *ptr, size_t bytes, int external)
         }
     }
     pthread_mutex_unlock(&lock);
-out:
     t->busy = 0;
     return token;
 }
@@ -220,6 +237,13 @@ void mt_collect_ptr(void *ptr)
         collect_id(id);
     pthread_mutex_unlock(&lock);
     t->busy = was_busy;
+}
+
+void mt_free_sampled(void *ptr)
+{
+    int busy = mt_self.busy;
+    mt_collect_ptr(ptr);
+    mt_region_free(ptr, !busy);
 }
 
 /* ---- flusher ------------------------------------------------------------- */
@@ -334,6 +358,10 @@ static int start_locked(const char *path, double rate, const char *context,
     }
     if (strlen(path) >= sizeof trace_path) {
         set_err(errbuf, errbuf_size, "trace file name too long");
+        return -1;
+    }
+    if (mt_region_reserve() != 0) {
+        set_err(errbuf, errbuf_size, "cannot reserve address space for the sampled blocks");
         return -1;
     }
     int fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
@@ -461,7 +489,8 @@ EXPORT uint64_t mt_profiler_ext_alloc(size_t bytes)
     t->countdown -= (int64_t)bytes;
     if (MT_LIKELY(t->countdown > 0))
         return 0;
-    return mt_sample(NULL, bytes, 1);
+    int64_t samples = mt_sample_draw(bytes);
+    return samples ? mt_sample_record(NULL, bytes, samples) : 0;
 }
 
 EXPORT void mt_profiler_ext_free(uint64_t token)
@@ -489,10 +518,12 @@ static void fork_prepare(void)
         if (st != MT_OK)
             writer_failed(st);
     }
+    mt_region_lock();
 }
 
 static void fork_parent(void)
 {
+    mt_region_unlock(0);
     pthread_mutex_unlock(&lock);
     mt_self.busy--;
 }
@@ -521,6 +552,7 @@ static void expand(char *out, size_t size, const char *pattern, long pid)
  * new session writes the child's own trace. */
 static void fork_child(void)
 {
+    mt_region_unlock(1);
     pthread_mutex_init(&lock, NULL);
     flusher_started = 0;
     mt_ptrtable_clear();

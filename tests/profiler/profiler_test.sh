@@ -279,6 +279,22 @@ signal_dlopen)
   within "signal handler allocations (normal stack)" "${H:-0}" $((1000 * 8 * 4096)) 1e-2
   ;;
 
+blocks)
+  # The malloc family's contract with sampled blocks in the profiler's
+  # region: every block sampled (rate 1), a mix, the default rate, and a
+  # forked child that follows.
+  for r in 1 0.01 1e-5; do
+    RUNOPTS=(--rate $r)
+    same_run "blocks_$r" "$BIN/profiler_blocks"
+    grep -q "blocks: ok" "$T/blocks_$r.out" && ok "blocks at rate $r" || { fail "blocks at rate $r"; cat "$T/blocks_$r.err"; }
+  done
+  has_samples "$T/blocks_1.ctf"
+  RUNOPTS=(--rate 0.01 --follow-fork)
+  same_run blocks_fork "$BIN/profiler_blocks"
+  n=$(ls "$T"/blocks_fork.*.ctf 2>/dev/null | wc -l)
+  [ "$n" = 1 ] && valid "followed child" "$T"/blocks_fork.*.ctf && has_samples "$T"/blocks_fork.*.ctf ||
+    fail "blocks: $n child traces"
+  ;;
 api)
   "$BIN/profiler_api" api.ctf > api.out 2> api.err; rc=$?
   [ $rc = 0 ] && grep -q "api: ok" api.out && ok "in-process API calls" || { fail "api program: rc $rc"; cat api.out api.err; }

@@ -1,0 +1,185 @@
+/*
+ * region.c - where sampled blocks live: one range of address space reserved
+ * at the first session (PROT_NONE, MAP_NORESERVE: it costs no memory until
+ * used), so that free, realloc and malloc_usable_size tell a sampled block
+ * from a glibc block with one subtraction and one compare
+ * (mt_region_contains), and unsampled frees never look anything up.
+ *
+ * The region is cut into 64 KiB chunks, made readable and writable as they
+ * are first used. Blocks are powers of two: small ones (16 B - 32 KiB) are
+ * carved from chunks that hold one size each, large ones (64 KiB and up) are
+ * runs of whole chunks. Either way a block of size 2^k is aligned to
+ * min(2^k, 64 KiB), so memalign and friends are served by picking a size of
+ * at least the alignment; larger alignments get a run of chunks aligned to
+ * it. Freed blocks go to a free list per size (large ones give their pages
+ * back with MADV_DONTNEED, but for the first, which holds the link). The
+ * rounding wastes address space, not memory: only sampled blocks live here
+ * (one allocation in ~100 at one sample per 4 KiB, far fewer by default),
+ * and pages past what the program touches are never backed.
+ *
+ * The region is never unmapped (a block may outlive every session); one
+ * mutex protects the lists, taken only for sampled blocks. Fork: the
+ * session's atfork handlers take and release it (mt_region_lock/unlock).
+ */
+#include <pthread.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "profiler/profiler_int.h"
+
+#define CHUNK_SHIFT 16
+#define CHUNK ((uintptr_t)1 << CHUNK_SHIFT)
+#define MIN_SHIFT 4
+#define PAGE 4096
+#define COMMIT_STEP ((uintptr_t)1 << 20)    /* mprotect'ed at a time      */
+
+mt_region_bounds mt_region;                 /* {0, 0}: contains nothing   */
+
+static pthread_mutex_t rlock = PTHREAD_MUTEX_INITIALIZER;
+static uint8_t *chunk_shift;    /* per chunk: its block size's log2 (0: none) */
+static uintptr_t bump;          /* offset of the first never-used chunk       */
+static uintptr_t committed;     /* offsets below are readable and writable    */
+static void *free_list[64];     /* per log2 size, linked through the blocks   */
+
+int mt_region_reserve(void)
+{
+    if (mt_region.size)
+        return 0;
+    /* 1 TiB, or less where address space is limited (ulimit -v). */
+    for (unsigned bits = 40; bits >= 30; bits -= 2) {
+        uintptr_t size = (uintptr_t)1 << bits;
+        void *m = mmap(NULL, size + CHUNK, PROT_NONE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (m == MAP_FAILED)
+            continue;
+        void *map = mmap(NULL, size >> CHUNK_SHIFT, PROT_READ | PROT_WRITE,
+                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (map == MAP_FAILED) {
+            munmap(m, size + CHUNK);
+            continue;
+        }
+        chunk_shift = map;
+        uintptr_t base = ((uintptr_t)m + CHUNK - 1) & ~(CHUNK - 1);
+        __atomic_store_n(&mt_region.size, size, __ATOMIC_RELAXED);
+        __atomic_store_n(&mt_region.base, base, __ATOMIC_RELEASE);
+        return 0;
+    }
+    return -1;
+}
+
+static unsigned log2_ceil(size_t n)
+{
+    return n <= 1 ? 0 : 64 - (unsigned)__builtin_clzll((unsigned long long)(n - 1));
+}
+
+/* Under rlock: `size` bytes (a multiple of CHUNK) of never-used address
+ * space aligned to `align`, readable and writable; 0 when the region is full. */
+static uintptr_t carve(uintptr_t size, uintptr_t align)
+{
+    uintptr_t base = mt_region.base;
+    uintptr_t off = ((base + bump + align - 1) & ~(align - 1)) - base;
+    if (off < bump || off + size < off || off + size > mt_region.size)
+        return 0;
+    if (off + size > committed) {
+        uintptr_t end = (off + size + COMMIT_STEP - 1) & ~(COMMIT_STEP - 1);
+        if (end > mt_region.size)
+            end = mt_region.size;
+        if (mprotect((void *)(mt_region.base + committed), end - committed,
+                     PROT_READ | PROT_WRITE) != 0)
+            return 0;
+        committed = end;
+    }
+    bump = off + size;
+    return mt_region.base + off;
+}
+
+void *mt_region_alloc(size_t n, size_t align, int zero)
+{
+    if (!mt_region.size || n > ((size_t)1 << 62) || align > ((size_t)1 << 40))
+        return NULL;
+    unsigned s = log2_ceil(n > align ? n : align);
+    if (s < MIN_SHIFT)
+        s = MIN_SHIFT;
+    uintptr_t size = (uintptr_t)1 << s;
+    void *p = NULL;
+    int fresh = 0;
+    pthread_mutex_lock(&rlock);
+    if (free_list[s] && (align <= CHUNK || ((uintptr_t)free_list[s] & (align - 1)) == 0)) {
+        p = free_list[s];
+        free_list[s] = *(void **)p;
+    } else if (s < CHUNK_SHIFT) {
+        /* A new chunk of blocks of this size: one for the caller, the
+         * others on the list (the last carved block first). */
+        uintptr_t c = carve(CHUNK, CHUNK);
+        if (c) {
+            chunk_shift[(c - mt_region.base) >> CHUNK_SHIFT] = (uint8_t)s;
+            for (uintptr_t b = c + CHUNK - size; b > c; b -= size) {
+                *(void **)b = free_list[s];
+                free_list[s] = (void *)b;
+            }
+            p = (void *)c;
+            fresh = 1;
+        }
+    } else {
+        uintptr_t c = carve(size, align > CHUNK ? align : CHUNK);
+        if (c) {
+            chunk_shift[(c - mt_region.base) >> CHUNK_SHIFT] = (uint8_t)s;
+            p = (void *)c;
+            fresh = 1;
+        }
+    }
+    pthread_mutex_unlock(&rlock);
+    if (p && zero && !fresh) {
+        /* A reused large block was zeroed past its first page on free. */
+        size_t z = s >= CHUNK_SHIFT && n > PAGE ? PAGE : n;
+        memset(p, 0, z);
+    } else if (p && !fresh) {
+        *(void **)p = NULL;     /* no stale list link in the program's data */
+    }
+    return p;
+}
+
+/* The log2 size of the block at p (in the region). Small blocks share
+ * their chunk's size; a large block starts a chunk. */
+static unsigned block_shift(uintptr_t p)
+{
+    return chunk_shift[(p - mt_region.base) >> CHUNK_SHIFT];
+}
+
+size_t mt_region_usable(const void *p)
+{
+    return (size_t)1 << block_shift((uintptr_t)p);
+}
+
+void mt_region_free(void *p, int may_block)
+{
+    unsigned s = block_shift((uintptr_t)p);
+    uintptr_t size = (uintptr_t)1 << s;
+    /* A pointer that starts no block (the program's bug: never allocated,
+     * or inside a block) is left alone rather than corrupt the lists. */
+    if (s < MIN_SHIFT || ((uintptr_t)p & (size - 1 < CHUNK - 1 ? size - 1 : CHUNK - 1)))
+        return;
+    if (s >= CHUNK_SHIFT)
+        madvise((char *)p + PAGE, size - PAGE, MADV_DONTNEED);
+    if (may_block)
+        pthread_mutex_lock(&rlock);
+    else if (pthread_mutex_trylock(&rlock) != 0)
+        return;                 /* a signal handler inside the allocator */
+    *(void **)p = free_list[s];
+    free_list[s] = p;
+    pthread_mutex_unlock(&rlock);
+}
+
+void mt_region_lock(void)
+{
+    pthread_mutex_lock(&rlock);
+}
+
+void mt_region_unlock(int child)
+{
+    if (child)
+        pthread_mutex_init(&rlock, NULL);
+    else
+        pthread_mutex_unlock(&rlock);
+}

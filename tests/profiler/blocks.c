@@ -1,0 +1,212 @@
+/*
+ * blocks.c - the malloc family's contract, checked under the profiler
+ * where sampled blocks come from its own region and unsampled ones from
+ * glibc (run at rate 1, where every block is sampled, and at lower rates,
+ * where the two kinds mix): sizes and contents, malloc_usable_size,
+ * alignment of memalign / posix_memalign / aligned_alloc / valloc /
+ * pvalloc, calloc zeroing reused blocks, realloc keeping the contents
+ * whichever kind the old and new blocks are, blocks freed by other threads
+ * and by a forked child. Prints "blocks: ok" and exits 0, or names the
+ * first failure and exits 1.
+ *   profiler_blocks
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <malloc.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static int fails;
+#define CHECK(c, ...)                                                   \
+    do {                                                                \
+        if (!(c) && fails++ < 10) {                                     \
+            fprintf(stderr, "blocks: line %d: ", __LINE__);             \
+            fprintf(stderr, __VA_ARGS__);                               \
+            fputc('\n', stderr);                                        \
+        }                                                               \
+    } while (0)
+
+static void fill(unsigned char *p, size_t n, unsigned seed)
+{
+    for (size_t i = 0; i < n; i++)
+        p[i] = (unsigned char)(seed + i * 7);
+}
+
+static int holds(const unsigned char *p, size_t n, unsigned seed)
+{
+    for (size_t i = 0; i < n; i++)
+        if (p[i] != (unsigned char)(seed + i * 7))
+            return 0;
+    return 1;
+}
+
+static const size_t sizes[] = {0, 1, 7, 8, 16, 17, 24, 100, 1000, 4095, 4096, 4097,
+                               32768, 40000, 65536, 65537, 300000, 2000000};
+#define NSIZES (sizeof sizes / sizeof sizes[0])
+
+static void sizes_and_usable(void)
+{
+    for (int round = 0; round < 3; round++)
+        for (size_t i = 0; i < NSIZES; i++) {
+            size_t n = sizes[i];
+            unsigned char *p = malloc(n);
+            CHECK(p, "malloc(%zu) failed", n);
+            if (!p)
+                continue;
+            CHECK(((uintptr_t)p & 15) == 0, "malloc(%zu) = %p not 16-aligned", n, (void *)p);
+            CHECK(malloc_usable_size(p) >= n, "usable %zu < %zu", malloc_usable_size(p), n);
+            fill(p, malloc_usable_size(p), (unsigned)n);
+            CHECK(holds(p, malloc_usable_size(p), (unsigned)n), "contents of %zu", n);
+            free(p);
+        }
+    CHECK(malloc_usable_size(NULL) == 0, "malloc_usable_size(NULL)");
+    free(NULL);
+}
+
+static void alignment(void)
+{
+    for (size_t a = 1; a <= ((size_t)1 << 21); a <<= 1)
+        for (size_t i = 0; i < NSIZES; i++) {
+            size_t n = sizes[i] ? sizes[i] : 1;
+            unsigned char *p = memalign(a, n);
+            CHECK(p && ((uintptr_t)p & (a - 1)) == 0, "memalign(%zu, %zu) = %p", a, n, (void *)p);
+            if (p) {
+                fill(p, n, 3);
+                free(p);
+            }
+            p = aligned_alloc(a, n);
+            CHECK(p && ((uintptr_t)p & (a - 1)) == 0, "aligned_alloc(%zu, %zu) = %p", a, n, (void *)p);
+            free(p);
+            void *q = NULL;
+            int r = posix_memalign(&q, a, n);
+            if (a < sizeof(void *)) {
+                CHECK(r != 0, "posix_memalign(%zu) accepted", a);
+            } else {
+                CHECK(r == 0 && ((uintptr_t)q & (a - 1)) == 0, "posix_memalign(%zu, %zu) = %p", a, n, q);
+                if (!r) {
+                    CHECK(malloc_usable_size(q) >= n, "usable of aligned");
+                    free(q);
+                }
+            }
+        }
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    void *v = valloc(100), *pv = pvalloc(100);
+    CHECK(v && ((uintptr_t)v & (page - 1)) == 0, "valloc");
+    CHECK(pv && ((uintptr_t)pv & (page - 1)) == 0 && malloc_usable_size(pv) >= page, "pvalloc");
+    free(v);
+    free(pv);
+}
+
+static void calloc_zeroes(void)
+{
+    for (int round = 0; round < 4; round++)
+        for (size_t i = 0; i < NSIZES; i++) {
+            size_t n = sizes[i];
+            unsigned char *p = malloc(n);
+            if (p)
+                memset(p, 0xa5, malloc_usable_size(p));
+            free(p);
+            unsigned char *z = calloc(1, n);
+            CHECK(z, "calloc(%zu)", n);
+            size_t bad = 0;
+            for (size_t k = 0; z && k < n; k++)
+                bad += z[k] != 0;
+            CHECK(bad == 0, "calloc(%zu): %zu bytes not zero", n, bad);
+            free(z);
+        }
+    volatile size_t huge = SIZE_MAX / 2;
+    errno = 0;
+    CHECK(calloc(huge, 4) == NULL && errno == ENOMEM, "calloc overflow");
+}
+
+static void reallocs(void)
+{
+    for (int round = 0; round < 20; round++) {
+        size_t n = 1 + (size_t)round * 13;
+        unsigned char *p = malloc(n);
+        fill(p, n, (unsigned)round);
+        /* grow and shrink through both kinds of block */
+        static const size_t steps[] = {5, 64, 3000, 100000, 70000, 2000, 40, 1, 500000, 9};
+        size_t have = n;
+        for (size_t s = 0; s < sizeof steps / sizeof steps[0]; s++) {
+            size_t m = steps[s];
+            unsigned char *q = realloc(p, m);
+            CHECK(q, "realloc(%zu)", m);
+            if (!q)
+                break;
+            size_t keep = have < m ? have : m;
+            CHECK(holds(q, keep, (unsigned)round), "realloc %zu -> %zu lost contents", have, m);
+            fill(q, m, (unsigned)round);
+            p = q;
+            have = m;
+        }
+        CHECK(realloc(p, 0) == NULL, "realloc(p, 0)");
+        p = realloc(NULL, 100);
+        CHECK(p, "realloc(NULL)");
+        p = reallocarray(p, 10, 30);
+        CHECK(p && malloc_usable_size(p) >= 300, "reallocarray");
+        free(p);
+    }
+}
+
+#define RING 512
+static void *ring[RING];
+
+static void *other_thread(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < RING; i++) {       /* frees the main thread's blocks */
+        CHECK(holds(ring[i], 64 + (size_t)i, (unsigned)i), "cross-thread contents");
+        free(ring[i]);
+        ring[i] = malloc(32 + (size_t)i * 3);
+    }
+    return NULL;
+}
+
+static void threads_and_fork(void)
+{
+    for (int i = 0; i < RING; i++) {
+        ring[i] = malloc(64 + (size_t)i);
+        fill(ring[i], 64 + (size_t)i, (unsigned)i);
+    }
+    pthread_t th;
+    pthread_create(&th, NULL, other_thread, NULL);
+    pthread_join(th, NULL);
+    pid_t pid = fork();
+    if (pid == 0) {                         /* the child frees the parent's */
+        for (int i = 0; i < RING; i++) {
+            free(ring[i]);
+            ring[i] = malloc(100);
+        }
+        for (int i = 0; i < RING; i++)
+            free(ring[i]);
+        exit(fails ? 1 : 0);   /* exit, not _exit: the child's trace is flushed */
+    }
+    int st = 0;
+    waitpid(pid, &st, 0);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child failed (status %d)", st);
+    for (int i = 0; i < RING; i++)
+        free(ring[i]);
+}
+
+int main(void)
+{
+    sizes_and_usable();
+    alignment();
+    calloc_zeroes();
+    reallocs();
+    threads_and_fork();
+    if (fails) {
+        printf("blocks: %d failures\n", fails);
+        return 1;
+    }
+    printf("blocks: ok\n");
+    return 0;
+}
