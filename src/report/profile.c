@@ -72,14 +72,43 @@ static void add(rp_stack *s, const mt_object *o, int peak, int at, double obj)
     }
 }
 
+/* Append stack id's pending bin sum to p->bins. 0, or -1 out of memory. */
+static int bins_flush(rp_profile *p, uint32_t id)
+{
+    if (grow_array(&p->bins, &p->bins_cap, p->nbins_used + 1, sizeof *p->bins))
+        return -1;
+    rp_bin *b = &p->bins[p->nbins_used++];
+    b->stack = id;
+    b->bin = (uint32_t)p->bin_cur[id];
+    b->n = p->bin_acc[id];
+    p->bin_cur[id] = -1;
+    return 0;
+}
+
+#define CLS_DM_BITS 14
+
 static int on_object(void *ctx, const mt_object *o)
 {
     rp_profile *p = ctx;
     uint32_t id = o->user;
     if (id >= p->n) {
+        size_t cap = p->cap;
         if (grow_array(&p->v, &p->cap, (size_t)id + 1, sizeof *p->v))
             goto nomem;
+        if (p->nbins > 0 && p->cap != cap) {
+            int32_t *c = realloc(p->bin_cur, p->cap * sizeof *c);
+            if (c)
+                p->bin_cur = c;
+            int64_t *a = c ? realloc(p->bin_acc, p->cap * sizeof *a) : NULL;
+            if (a)
+                p->bin_acc = a;
+            if (!c || !a)
+                goto nomem;
+        }
         memset(p->v + p->n, 0, ((size_t)id + 1 - p->n) * sizeof *p->v);
+        if (p->nbins > 0)
+            for (size_t i = p->n; i <= id; i++)
+                p->bin_cur[i] = -1;
         p->n = (size_t)id + 1;
     }
     const mt_trace_info *info = p->scan.info;
@@ -108,6 +137,11 @@ static int on_object(void *ctx, const mt_object *o)
             p->class_site[sid] = o->stack->site ? o->stack->site->function
                                  : o->stack->len ? "(unknown)" : "(no backtrace)";
         uint64_t key = RP_CLASS_KEY(sid, o->source & 15, sc, lc);
+        size_t dm = (size_t)((key * 0x9e3779b97f4a7c15ull) >> (64 - CLS_DM_BITS));
+        if (p->cls_dm_idx[dm] && p->cls_dm_key[dm] == key) {
+            add(&p->cls[p->cls_dm_idx[dm] - 1], o, peak, at, obj);
+            goto bins;
+        }
         uint64_t *v = u64map_get(&p->class_ids, key);
         if (!v) {
             if (grow_array(&p->cls, &p->cls_cap, p->ncls + 1, sizeof *p->cls) ||
@@ -118,19 +152,26 @@ static int on_object(void *ctx, const mt_object *o)
             *v = p->ncls++;
         }
         add(&p->cls[*v], o, peak, at, obj);
+        if (*v < UINT32_MAX) {
+            p->cls_dm_key[dm] = key;
+            p->cls_dm_idx[dm] = (uint32_t)*v + 1;
+        }
     }
+bins:
     if (p->nbins > 0) {
         int64_t b = o->alloc_time / p->bin_width;
         if (b >= p->nbins)
             b = p->nbins - 1;
         if (b < 0)
             b = 0;
-        uint64_t key = (uint64_t)id << 16 | (uint64_t)b;
-        uint64_t *v = u64map_get(&p->bins, key);
-        if (v)
-            *v += (uint64_t)o->nsamples;
-        else if (u64map_put(&p->bins, key, (uint64_t)o->nsamples))
-            goto nomem;
+        if (p->bin_cur[id] == (int32_t)b) {
+            p->bin_acc[id] += o->nsamples;
+        } else {
+            if (p->bin_cur[id] >= 0 && bins_flush(p, id))
+                goto nomem;
+            p->bin_cur[id] = (int32_t)b;
+            p->bin_acc[id] = o->nsamples;
+        }
     }
     return 0;
 nomem:
@@ -181,6 +222,14 @@ int rp_profile_run(rp_profile *p, const char *cmd, const char *path,
         f2.live_mode = MT_LIVE_TIME;
         f2.live_at = p->peak_time;
     }
+    if (p->classes) {
+        p->cls_dm_key = calloc((size_t)1 << CLS_DM_BITS, sizeof *p->cls_dm_key);
+        p->cls_dm_idx = calloc((size_t)1 << CLS_DM_BITS, sizeof *p->cls_dm_idx);
+        if (!p->cls_dm_key || !p->cls_dm_idx) {
+            cli_error(cmd, "out of memory");
+            return MT_ERR_NOMEM;
+        }
+    }
     p->scan.need_stacks = 1;
     p->scan.on_alloc = on_alloc;
     p->scan.on_object = on_object;
@@ -211,6 +260,11 @@ int rp_profile_run(rp_profile *p, const char *cmd, const char *path,
     if (st != MT_OK)
         return st;
     p->end = p->scan.end;
+    for (size_t i = 0; p->nbins > 0 && i < p->n; i++)
+        if (p->bin_cur[i] >= 0 && bins_flush(p, (uint32_t)i)) {
+            cli_error(cmd, "out of memory");
+            return MT_ERR_NOMEM;
+        }
     if (p->n < p->stacks.nrecs) {
         if (grow_array(&p->v, &p->cap, p->stacks.nrecs, sizeof *p->v)) {
             cli_error(cmd, "out of memory");
@@ -228,10 +282,14 @@ void rp_profile_free(rp_profile *p)
     free(p->v);
     if (p->has_timeline)
         mt_timeline_free(&p->timeline);
-    u64map_free(&p->bins);
+    free(p->bins);
+    free(p->bin_cur);
+    free(p->bin_acc);
     u64map_free(&p->class_ids);
     free(p->class_site);
     free(p->cls);
+    free(p->cls_dm_key);
+    free(p->cls_dm_idx);
     mt_scan_free(&p->scan);
     memset(p, 0, sizeof *p);
 }

@@ -29,6 +29,12 @@ typedef struct rp_stack {
     int64_t count;                    /* sampled objects                     */
 } rp_stack;
 
+/* Samples allocated by one stack in one time bin. */
+typedef struct rp_bin {
+    uint32_t stack, bin;
+    int64_t n;
+} rp_bin;
+
 typedef struct rp_profile {
     /* inputs */
     int live_as_time;     /* 1: --live-at only chooses `at` (pprof); 0: it
@@ -47,7 +53,13 @@ typedef struct rp_profile {
     int64_t at_time;      /* us since start; INT64_MAX: the end             */
     int64_t end;          /* last event time, us since start                */
     int64_t bin_width;    /* us per bin (nbins > 0)                          */
-    u64map bins;          /* stack id << 16 | bin -> samples allocated       */
+    rp_bin *bins;         /* samples allocated per stack and bin, appended   */
+    size_t nbins_used, bins_cap; /* (a stack and bin may come more than once:
+                             sum them)                                       */
+    int32_t *bin_cur;     /* by stack id: the bin being summed (-1: none),   */
+    int64_t *bin_acc;     /* its samples so far, not yet in bins (objects of */
+                          /* a stack mostly come in time order, so this      */
+                          /* appends about once per stack and bin)           */
     /* classes: site stack << 24 | source << 20 | size class << 10 |
      * lifetime class -> index into cls. The site stack is the scan's
      * mt_stack id (one per allocation site, few), its site's name in
@@ -58,6 +70,8 @@ typedef struct rp_profile {
     const char **class_site;          /* by mt_stack id; NULL: unseen      */
     size_t class_site_cap;
     rp_stack *cls;        /* alloc, peak, end, count used                    */
+    uint64_t *cls_dm_key; /* a direct-mapped cache in front of class_ids:    */
+    uint32_t *cls_dm_idx; /* key -> index + 1 (0: empty)                     */
     size_t ncls, cls_cap;
     mt_scan scan;         /* the second pass, open: reader for locations     */
     const mt_trace_info *info;

@@ -58,16 +58,6 @@ int64_t rp_tree_site_find(const rp_tree *t, const char *name)
     }
 }
 
-static int bin_add(u64map *m, uint64_t key, uint64_t n)
-{
-    uint64_t *v = u64map_get(m, key);
-    if (v) {
-        *v += n;
-        return 0;
-    }
-    return u64map_put(m, key, n);
-}
-
 int rp_tree_build(rp_tree *t, rp_profile *p, const mt_filter *f, size_t nbins)
 {
     memset(t, 0, sizeof *t);
@@ -151,22 +141,27 @@ int rp_tree_build(rp_tree *t, rp_profile *p, const mt_filter *f, size_t nbins)
     }
     t->node_bins = calloc(t->nbinned * t->nbins, sizeof *t->node_bins);
     t->binned_nodes = calloc(t->nbinned, sizeof *t->binned_nodes);
-    if (!t->node_bins || !t->binned_nodes)
+    t->site_bins = calloc(t->nsites * t->nbins + 1, sizeof *t->site_bins);
+    if (!t->node_bins || !t->binned_nodes || !t->site_bins)
         goto out;
     for (size_t i = 0; i < t->nnodes; i++)
         if (t->nodes[i].binned)
             t->binned_nodes[t->nodes[i].binned - 1] = t->nodes[i].keep - 1;
-    for (size_t b = 0; b < p->bins.cap; b++) {
-        if (!p->bins.used[b])
-            continue;
-        uint64_t key = p->bins.keys[b], bin = key & 0xffff, n = p->bins.vals[b];
-        uint32_t sid = (uint32_t)(key >> 16), at = node_of[sid];
+    /* each stack's node -> its nearest binned ancestor (parents come
+     * before their children), once per stack, not per bin */
+    for (size_t i = 0; i < p->n; i++) {
+        uint32_t at = node_of[i];
         while (!t->nodes[at].binned)
             at = t->nodes[at].parent;
+        node_of[i] = at;
+    }
+    for (size_t b = 0; b < p->nbins_used; b++) {
+        uint64_t bin = p->bins[b].bin, n = (uint64_t)p->bins[b].n;
+        uint32_t sid = p->bins[b].stack, at = node_of[sid];
         if (bin < t->nbins)
             t->node_bins[(t->nodes[at].binned - 1) * t->nbins + bin] += (int64_t)n;
-        if (bin_add(&t->site_bins, (uint64_t)site_at[sid] << 16 | bin, n))
-            goto out;
+        if (bin < t->nbins)
+            t->site_bins[(size_t)site_at[sid] * t->nbins + bin] += (int64_t)n;
     }
     rc = 0;
 out:
@@ -187,6 +182,6 @@ void rp_tree_free(rp_tree *t)
     u64map_free(&t->site_ids);
     free(t->node_bins);
     free(t->binned_nodes);
-    u64map_free(&t->site_bins);
+    free(t->site_bins);
     memset(t, 0, sizeof *t);
 }
