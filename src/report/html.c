@@ -1,21 +1,32 @@
 /*
- * html.c - fill the report page with the data it shows (see html.h):
- *   info      executable, pid, host, start, duration, rate, context
- *   timeline  [us, cumulative samples allocated, collected] at most 2000
- *             points from the analysis timeline (bin ends)
+ * html.c - fill the report page with the data it shows (see html.h), in
+ * three JSON blocks, each of flat number arrays (columns) rather than an
+ * array per row: the browser parses them into packed arrays without an
+ * object per row, and a column of small numbers is short text.
+ *
+ * memtrace-data (parsed when the page opens):
+ *   info      executable, pid, host, start, duration, rate, context, filters
+ *   timeline  [us, cumulative samples allocated, collected, ...] (triples)
+ *             at most 2000 points from the analysis timeline (bin ends)
  *   peak      time and live samples (mt_timeline_peak, as memtrace live)
- *   frames    [function, file, line]
- *   nodes     the call tree (tree.h): [parent, frame, own samples allocated,
- *             live at peak, live at end]; node 0 is the root
- *   sites     [function, frame, samples allocated, live at peak, live at
- *             end, sampled allocations]
- *   node_bins [node, [samples allocated per bin]] for the nodes with
- *             bins (tree.h), bins bin_width_us wide
- *   site_bins [site, bin, samples allocated]
- *   site_classes
- *             [site, source, size class, lifetime class, samples allocated,
- *             live at peak, live at end, allocations] for the table's
- *             source, size and lifetime filters
+ *   strings   the function and file names
+ *   frames    [function string, file string, line, ...] (triples), in
+ *             order of function, file and line
+ *   nodes     the call tree (tree.h) in preorder, children in frame order:
+ *             columns depth (root 0), frame, own samples alloc(ated), peak
+ *             (live at peak), end (live at end)
+ *   sites     columns name (string), frame (-1: none), alloc, peak, end,
+ *             count (sampled allocations)
+ *   smax, lmax  the largest size and lifetime class of any object
+ * memtrace-bins (parsed when a time window is first chosen), bins
+ *   bin_width_us wide, nbins of them:
+ *   node      the nodes with bins (tree.h), node_bins their samples
+ *             allocated per bin (nbins per node, flat)
+ *   site_bins each site's samples allocated per bin (nbins per site, flat)
+ * memtrace-classes (parsed when the table's source, size or lifetime
+ *   filter is first used): per site and object class, columns
+ *   site (as the difference to the previous row's), class (source << 11 |
+ *   size class << 5 | lifetime class), alloc, peak, end, count.
  * The page turns samples into bytes with bytes_per_sample.
  */
 #include "report/html.h"
@@ -27,6 +38,7 @@
 #include "cli/output.h"
 #include "report/tree.h"
 #include "util/grow.h"
+#include "util/hash.h"
 #include "util/json.h"
 
 extern const char rp_report_html[];
@@ -50,7 +62,159 @@ static void quoted(mt_out *o, const char *s, int *oom)
     free(q);
 }
 
-static int write_data(mt_out *o, rp_profile *p, const mt_filter *f, const char *filters)
+/* v as the next element of a number array (comma unless first). */
+static void num(mt_out *o, int64_t v, int first)
+{
+    char b[24];
+    size_t n = 0;
+    if (!first)
+        b[n++] = ',';
+    n += fmt_int_pad(b + n, v, 0, ' ');
+    out_mem(o, b, n);
+    out_maybe_flush(o);
+}
+
+/* The column name: [v[0], v[stride], ...] of n values. */
+static void column(mt_out *o, const char *name, const int64_t *v, size_t n, size_t stride)
+{
+    out_printf(o, "\"%s\":[", name);
+    for (size_t i = 0; i < n; i++)
+        num(o, v[i * stride], i == 0);
+    out_str(o, "]");
+}
+
+/* Distinct strings, by index in order of first use. */
+typedef struct strtab {
+    const char **v;
+    size_t n, cap;
+    u64map ids;                       /* hash (probed +1) -> index */
+} strtab;
+
+static int64_t str_id(strtab *t, const char *s)
+{
+    uint64_t h = fnv1a(FNV_OFFSET, s, strlen(s));
+    for (;; h++) {
+        uint64_t *v = u64map_get(&t->ids, h);
+        if (!v)
+            break;
+        if (strcmp(t->v[*v], s) == 0)
+            return (int64_t)*v;
+    }
+    if (grow_array(&t->v, &t->cap, t->n + 1, sizeof *t->v) || u64map_put(&t->ids, h, t->n))
+        return -1;
+    t->v[t->n] = s;
+    return (int64_t)t->n++;
+}
+
+static const mt_location *const *sort_frames;
+
+static int frame_cmp(const void *a, const void *b)
+{
+    const mt_location *x = sort_frames[*(const uint32_t *)a],
+                      *y = sort_frames[*(const uint32_t *)b];
+    int c = strcmp(x->function ? x->function : "", y->function ? y->function : "");
+    if (!c)
+        c = strcmp(x->filename ? x->filename : "", y->filename ? y->filename : "");
+    if (!c)
+        c = (x->line > y->line) - (x->line < y->line);
+    if (!c)
+        c = (*(const uint32_t *)a > *(const uint32_t *)b) - (*(const uint32_t *)a < *(const uint32_t *)b);
+    return c;
+}
+
+static int u64_cmp(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The frames the kept nodes and the sites use, in name order: fl[k] is
+ * the tree frame of page frame k (*nf of them), fmap[tree frame] its page
+ * index + 1 (0: unused). 0, or -1 out of memory. */
+static int page_frames(const rp_tree *tr, uint32_t *fmap, uint32_t **fl, size_t *nf)
+{
+    *nf = 0;
+    for (size_t i = 1; i < tr->nnodes; i++)
+        if (tr->nodes[i].keep)
+            fmap[tr->nodes[i].frame] = 1;
+    for (size_t i = 0; i < tr->nsites; i++)
+        if (tr->sites[i].frame != UINT32_MAX)
+            fmap[tr->sites[i].frame] = 1;
+    if (!(*fl = malloc((tr->frames.n + 1) * sizeof **fl)))
+        return -1;
+    for (size_t i = 0; i < tr->frames.n; i++)
+        if (fmap[i])
+            (*fl)[(*nf)++] = (uint32_t)i;
+    sort_frames = tr->frames.v;
+    qsort(*fl, *nf, sizeof **fl, frame_cmp);
+    for (size_t k = 0; k < *nf; k++)
+        fmap[(*fl)[k]] = (uint32_t)k + 1;
+    return 0;
+}
+
+typedef struct child {
+    uint32_t parent, frame, kept;   /* kept indices; frame: page index */
+} child;
+
+static int child_cmp(const void *a, const void *b)
+{
+    const child *x = a, *y = b;
+    if (x->parent != y->parent)
+        return x->parent < y->parent ? -1 : 1;
+    return (x->frame > y->frame) - (x->frame < y->frame);
+}
+
+/* The kept nodes in preorder, children in page frame order (hence name
+ * order): order[page index] = tree node, depth[page index], page_of[kept
+ * index] = page index. 0, or -1 out of memory. */
+static int preorder(const rp_tree *tr, const uint32_t *fmap, uint32_t *order,
+                    uint32_t *depth, uint32_t *page_of)
+{
+    size_t nk = tr->nkept, nc = 0, sp = 0, n = 0;
+    child *ch = malloc((nk + 1) * sizeof *ch);
+    uint32_t *first = calloc(nk + 1, sizeof *first), *byk = malloc((nk + 1) * sizeof *byk),
+             *stack = malloc((nk + 1) * 2 * sizeof *stack);
+    int rc = -1;
+    if (!ch || !first || !byk || !stack)
+        goto out;
+    for (size_t i = 0; i < tr->nnodes; i++)
+        if (tr->nodes[i].keep)
+            byk[tr->nodes[i].keep - 1] = (uint32_t)i;
+    for (size_t k = 1; k < nk; k++) {
+        const rp_node *nd = &tr->nodes[byk[k]];
+        ch[nc].parent = tr->nodes[nd->parent].keep - 1;
+        ch[nc].frame = fmap[nd->frame] - 1;
+        ch[nc++].kept = (uint32_t)k;
+    }
+    qsort(ch, nc, sizeof *ch, child_cmp);
+    for (size_t i = 0; i < nc; i++)          /* first[p] .. first[p + 1] */
+        first[ch[i].parent + 1]++;
+    for (size_t k = 0; k + 1 < nk + 1; k++)
+        first[k + 1] += first[k];
+    stack[sp++] = 0;                        /* (kept index, depth) pairs */
+    stack[sp++] = 0;
+    while (sp) {
+        uint32_t d = stack[--sp], k = stack[--sp];
+        order[n] = byk[k];
+        depth[n] = d;
+        page_of[k] = (uint32_t)n++;
+        for (size_t c = k + 1 < nk + 1 ? first[k + 1] : nc; c-- > first[k];) {
+            stack[sp++] = ch[c].kept;      /* reversed: the first comes out first */
+            stack[sp++] = d + 1;
+        }
+    }
+    rc = n == nk ? 0 : -1;
+out:
+    free(ch);
+    free(first);
+    free(byk);
+    free(stack);
+    return rc;
+}
+
+static int write_data(mt_out *o, rp_profile *p, const char *filters, const rp_tree *tr,
+                      const uint32_t *fl, size_t nf, const uint32_t *fmap,
+                      const uint32_t *order, const uint32_t *depth)
 {
     const mt_trace_info *info = p->info;
     int oom = 0;
@@ -64,12 +228,13 @@ static int write_data(mt_out *o, rp_profile *p, const mt_filter *f, const char *
     quoted(o, filters, &oom);
     out_printf(o, ", \"pid\": %lld, \"start_time_us\": %lld, \"end_us\": %lld, "
                   "\"sample_rate\": %.17g, \"bytes_per_sample\": %.17g, "
-                  "\"peak_time_us\": %lld, \"peak_samples\": %lld, \"bin_width_us\": %lld",
+                  "\"peak_time_us\": %lld, \"peak_samples\": %lld, \"bin_width_us\": %lld, "
+                  "\"nbins\": %zu",
                (long long)info->pid, (long long)info->start_time, (long long)p->end,
                info->sample_rate, rp_bytes(p, 1), (long long)p->peak_time,
-               (long long)p->peak_samples, (long long)p->bin_width);
+               (long long)p->peak_samples, (long long)p->bin_width, tr->nbins);
     /* timeline */
-    out_str(o, ",\n\"timeline\": [[0,0,0]");
+    out_str(o, ",\n\"timeline\": [0,0,0");
     const mt_timeline *t = &p->timeline;
     int64_t nb = t->width > 0 ? t->end / t->width + 1 : 1;
     if (nb > MT_TL_BINS)
@@ -80,100 +245,118 @@ static int write_data(mt_out *o, rp_profile *p, const mt_filter *f, const char *
         cc += t->coll[i];
         if ((i + 1) % step == 0 || i == nb - 1) {
             int64_t when = (i + 1) * t->width - 1;
-            out_printf(o, ",[%lld,%lld,%lld]", (long long)(when < p->end ? when : p->end),
-                       (long long)ca, (long long)cc);
+            num(o, when < p->end ? when : p->end, 0);
+            num(o, ca, 0);
+            num(o, cc, 0);
         }
     }
-    rp_tree tr;
-    if (rp_tree_build(&tr, p, f, (size_t)p->nbins)) {
-        rp_tree_free(&tr);
-        return -1;
-    }
-    /* frames the kept nodes and the sites use, renumbered */
-    uint32_t *fmap = calloc(tr.frames.n ? tr.frames.n : 1, sizeof *fmap), nf = 0;
-    if (!fmap)
-        oom = 1;
-    for (size_t i = 1; i < tr.nnodes && !oom; i++)
-        if (tr.nodes[i].keep && !fmap[tr.nodes[i].frame])
-            fmap[tr.nodes[i].frame] = ++nf;
-    for (size_t i = 0; i < tr.nsites && !oom; i++)
-        if (tr.sites[i].frame != UINT32_MAX && !fmap[tr.sites[i].frame])
-            fmap[tr.sites[i].frame] = ++nf;
-    out_str(o, "],\n\"frames\": [");
-    for (size_t i = 0, k = 0; i < tr.frames.n && !oom; i++) {
-        if (!fmap[i])
-            continue;
-        fmap[i] = (uint32_t)k;         /* index on the page */
-        out_str(o, k++ ? ",\n[" : "\n[");
-        quoted(o, tr.frames.v[i]->function, &oom);
-        out_str(o, ",");
-        quoted(o, tr.frames.v[i]->filename, &oom);
-        out_printf(o, ",%d]", tr.frames.v[i]->line);
-        out_maybe_flush(o);
-    }
-    /* nodes: [parent, frame, own allocated, own live at peak, own at end] */
-    out_str(o, "],\n\"nodes\": [[-1,-1");
-    for (int k = 0; k < 3; k++)
-        out_printf(o, ",%lld", (long long)tr.nodes[0].self[k]);
     out_str(o, "]");
-    for (size_t i = 1; i < tr.nnodes && !oom; i++) {
-        const rp_node *n = &tr.nodes[i];
-        if (!n->keep)
-            continue;
-        out_printf(o, ",\n[%u,%u,%lld,%lld,%lld]", tr.nodes[n->parent].keep - 1,
-                   fmap[n->frame], (long long)n->self[0], (long long)n->self[1],
-                   (long long)n->self[2]);
+    /* strings: the frames' function and file names, the sites' names */
+    size_t nk = tr->nkept, ncol = (nf * 3 > nk ? nf * 3 : nk) + tr->nsites * 2 + 1;
+    int64_t *col = malloc(ncol * sizeof *col);
+    strtab st;
+    memset(&st, 0, sizeof st);
+    if (!col)
+        return -1;
+    int64_t *fcols = col, *scols = col + nf * 3;
+    for (size_t k = 0; k < nf && !oom; k++) {
+        const mt_location *l = tr->frames.v[fl[k]];
+        fcols[k * 3] = str_id(&st, l->function ? l->function : "");
+        fcols[k * 3 + 1] = str_id(&st, l->filename ? l->filename : "");
+        fcols[k * 3 + 2] = l->line;
+        oom = fcols[k * 3] < 0 || fcols[k * 3 + 1] < 0;
+    }
+    for (size_t i = 0; i < tr->nsites && !oom; i++) {
+        scols[i * 2] = str_id(&st, tr->sites[i].name);
+        scols[i * 2 + 1] = tr->sites[i].frame == UINT32_MAX ? -1 : (int64_t)fmap[tr->sites[i].frame] - 1;
+        oom = scols[i * 2] < 0;
+    }
+    out_str(o, ",\n\"strings\": [");
+    for (size_t i = 0; i < st.n && !oom; i++) {
+        if (i)
+            out_str(o, i % 8 ? "," : ",\n");
+        quoted(o, st.v[i], &oom);
         out_maybe_flush(o);
     }
-    /* sites: [name, frame or -1, allocated, live at peak, at end, allocs] */
-    out_str(o, "],\n\"sites\": [");
-    for (size_t i = 0; i < tr.nsites && !oom; i++) {
-        const rp_site *st = &tr.sites[i];
-        out_str(o, i ? ",\n[" : "\n[");
-        quoted(o, st->name, &oom);
-        out_printf(o, ",%lld,%lld,%lld,%lld,%lld]",
-                   st->frame == UINT32_MAX ? -1LL : (long long)fmap[st->frame],
-                   (long long)st->v[0], (long long)st->v[1], (long long)st->v[2],
-                   (long long)st->count);
-        out_maybe_flush(o);
+    out_str(o, "],\n\"frames\": [");
+    for (size_t k = 0; k < nf * 3 && !oom; k++)
+        num(o, fcols[k], k == 0);
+    free(st.v);
+    u64map_free(&st.ids);
+    /* sites: columns name, frame, alloc, peak, end, count */
+    out_str(o, "],\n\"sites\": {");
+    int64_t *c2 = malloc((tr->nsites + 1) * sizeof *c2);
+    if (!c2)
+        oom = 1;
+    for (int c = 0; c < 6 && !oom; c++) {
+        static const char *const names[] = {"name", "frame", "alloc", "peak", "end", "count"};
+        for (size_t i = 0; i < tr->nsites; i++)
+            c2[i] = c < 2 ? scols[i * 2 + c] : c < 5 ? tr->sites[i].v[c - 2] : tr->sites[i].count;
+        if (c)
+            out_str(o, ",\n");
+        column(o, names[c], c2, tr->nsites, 1);
     }
-    free(fmap);
-    /* samples allocated per time bin: nodes [node, [per bin]], sites
-     * [site, bin, samples] */
-    out_str(o, "],\n\"node_bins\": [");
-    for (size_t i = 0; i < tr.nbinned && !oom; i++) {
-        out_printf(o, i ? ",\n[%u,[" : "\n[%u,[", tr.binned_nodes[i]);
-        for (size_t b = 0; b < tr.nbins; b++)
-            out_printf(o, b ? ",%lld" : "%lld", (long long)tr.node_bins[i * tr.nbins + b]);
-        out_str(o, "]]");
-        out_maybe_flush(o);
+    free(c2);
+    /* nodes in preorder, columns depth, frame, alloc, peak, end */
+    out_str(o, "},\n\"nodes\": {");
+    for (int c = 0; c < 5 && !oom; c++) {
+        static const char *const names[] = {"depth", "frame", "alloc", "peak", "end"};
+        for (size_t i = 0; i < nk; i++) {
+            const rp_node *n = &tr->nodes[order[i]];
+            col[i] = c == 0 ? (int64_t)depth[i]
+                   : c == 1 ? (order[i] ? (int64_t)fmap[n->frame] - 1 : -1)
+                   : n->self[c - 2];
+        }
+        if (c)
+            out_str(o, ",\n");
+        column(o, names[c], col, nk, 1);
     }
-    out_str(o, "],\n\"site_bins\": [");
-    size_t k = 0;
-    for (size_t i = 0; i < tr.site_bins.cap && !oom; i++) {
-        if (!tr.site_bins.used[i])
-            continue;
-        uint64_t key = tr.site_bins.keys[i];
-        out_printf(o, k++ ? ",[%llu,%u,%llu]" : "[%llu,%u,%llu]",
-                   (unsigned long long)(key >> 16), (unsigned)(key & 0xffff),
-                   (unsigned long long)tr.site_bins.vals[i]);
-        if (k % 16 == 0)
+    free(col);
+    int smax = 0, lmax = 0;
+    for (size_t i = 0; i < p->class_ids.cap; i++)
+        if (p->class_ids.used[i]) {
+            uint64_t key = p->class_ids.keys[i];
+            if ((int)(key >> 10 & 1023) > smax)
+                smax = (int)(key >> 10 & 1023);
+            if ((int)(key & 1023) > lmax)
+                lmax = (int)(key & 1023);
+        }
+    out_printf(o, "},\n\"smax\": %d, \"lmax\": %d}", smax, lmax);
+    return oom ? -1 : 0;
+}
+
+/* memtrace-bins: see the head of this file. */
+static void write_bins(mt_out *o, const rp_tree *tr, const uint32_t *page_of)
+{
+    out_str(o, "{\"node\":[");
+    for (size_t i = 0; i < tr->nbinned; i++)
+        num(o, page_of[tr->binned_nodes[i]], i == 0);
+    out_str(o, "],\n\"node_bins\":[");
+    for (size_t i = 0; i < tr->nbinned * tr->nbins; i++)
+        num(o, tr->node_bins[i], i == 0);
+    out_str(o, "],\n\"site_bins\":[");
+    for (size_t i = 0; i < tr->nsites * tr->nbins; i++) {
+        num(o, tr->site_bins[i], i == 0);
+        if (i % 64 == 63)
             out_str(o, "\n");
-        out_maybe_flush(o);
     }
-    /* sites by object class: [site, source, size class, lifetime class,
-     * allocated, live at peak, live at end, allocations] (profile.h) */
-    out_str(o, "],\n\"site_classes\": [");
+    out_str(o, "]}");
+}
+
+/* memtrace-classes: see the head of this file. 0, or -1 out of memory. */
+static int write_classes(mt_out *o, rp_profile *p, const rp_tree *tr)
+{
     u64map agg;
     memset(&agg, 0, sizeof agg);
     rp_stack *sums = NULL;
     size_t nsums = 0, sums_cap = 0;
+    int oom = 0;
     for (size_t i = 0; i < p->class_ids.cap && !oom; i++) {
         if (!p->class_ids.used[i])
             continue;
         uint64_t key = p->class_ids.keys[i];
         const rp_stack *c = &p->cls[p->class_ids.vals[i]];
-        int64_t site = rp_tree_site_find(&tr, p->class_site[key >> 24]);
+        int64_t site = rp_tree_site_find(tr, p->class_site[key >> 24]);
         if (site < 0)
             continue;                   /* cannot happen: every stack has a site */
         uint64_t skey = RP_CLASS_KEY(site, 0, 0, 0) | (key & 0xffffff);
@@ -194,43 +377,90 @@ static int write_data(mt_out *o, rp_profile *p, const mt_filter *f, const char *
         d->end += c->end;
         d->count += c->count;
     }
-    size_t k2 = 0;
-    for (size_t i = 0; i < agg.cap && !oom; i++) {
-        if (!agg.used[i])
-            continue;
-        uint64_t key = agg.keys[i];
-        const rp_stack *d = &sums[agg.vals[i]];
-        out_printf(o, "%s[%llu,%u,%u,%u,%lld,%lld,%lld,%lld]", k2++ ? ",\n" : "",
-                   (unsigned long long)(key >> 24), (unsigned)(key >> 20 & 15),
-                   (unsigned)(key >> 10 & 1023), (unsigned)(key & 1023),
-                   (long long)d->alloc, (long long)d->peak, (long long)d->end,
-                   (long long)d->count);
-        out_maybe_flush(o);
+    /* rows in order of site and class */
+    uint64_t *rows = oom ? NULL : malloc((nsums + 1) * sizeof *rows);
+    size_t nr = 0;
+    if (!rows)
+        oom = 1;
+    for (size_t i = 0; i < agg.cap && !oom; i++)
+        if (agg.used[i])
+            rows[nr++] = agg.keys[i];
+    if (!oom)
+        qsort(rows, nr, sizeof *rows, u64_cmp);
+    static const char *const names[] = {"site", "class", "alloc", "peak", "end", "count"};
+    out_str(o, "{");
+    for (int c = 0; c < 6 && !oom; c++) {
+        out_printf(o, "%s\"%s\":[", c ? ",\n" : "", names[c]);
+        uint64_t prev = 0;
+        for (size_t i = 0; i < nr; i++) {
+            uint64_t key = rows[i];
+            const rp_stack *d = &sums[*u64map_get(&agg, key)];
+            int64_t v;
+            switch (c) {
+            case 0: v = (int64_t)((key >> 24) - prev); prev = key >> 24; break;
+            case 1: v = (int64_t)((key >> 20 & 15) << 11 | (key >> 10 & 1023) << 5 | (key & 1023)); break;
+            case 2: v = d->alloc; break;
+            case 3: v = d->peak; break;
+            case 4: v = d->end; break;
+            default: v = d->count; break;
+            }
+            num(o, v, i == 0);
+        }
+        out_str(o, "]");
     }
+    out_str(o, "}");
+    free(rows);
     u64map_free(&agg);
     free(sums);
-    rp_tree_free(&tr);
-    out_str(o, "]}");
     return oom ? -1 : 0;
 }
 
+/* The template's three placeholders, in the order they appear. */
+static const char *const marks[] = {"/*MEMTRACE_BINS*/null", "/*MEMTRACE_CLASSES*/null",
+                                    "/*MEMTRACE_DATA*/null"};
+
 int rp_write_html(rp_profile *p, const mt_filter *f, const char *filters, int fd)
 {
-    static const char mark[] = "/*MEMTRACE_DATA*/null";
-    const char *at = strstr(rp_report_html, mark);
-    if (!at)
+    const char *at[3];
+    for (int i = 0; i < 3; i++)
+        if (!(at[i] = strstr(rp_report_html, marks[i])) || (i && at[i] < at[i - 1]))
+            return -1;
+    rp_tree tr;
+    if (rp_tree_build(&tr, p, f, (size_t)p->nbins)) {
+        rp_tree_free(&tr);
         return -1;
+    }
+    size_t nk = tr.nkept, nf = 0;
+    uint32_t *fmap = calloc(tr.frames.n + 1, sizeof *fmap), *fl = NULL,
+             *order = malloc((nk + 1) * sizeof *order), *depth = malloc((nk + 1) * sizeof *depth),
+             *page_of = malloc((nk + 1) * sizeof *page_of);
     mt_out o;
-    if (out_init(&o, fd))
-        return -1;
-    out_mem(&o, rp_report_html, (size_t)(at - rp_report_html));
-    int rc = write_data(&o, p, f, filters);
-    out_str(&o, at + sizeof mark - 1);
+    int rc = -1, oinit = 0;
+    if (!fmap || !order || !depth || !page_of || page_frames(&tr, fmap, &fl, &nf) ||
+        preorder(&tr, fmap, order, depth, page_of) || out_init(&o, fd))
+        goto out;
+    oinit = 1;
+    out_mem(&o, rp_report_html, (size_t)(at[0] - rp_report_html));
+    write_bins(&o, &tr, page_of);
+    out_mem(&o, at[0] + strlen(marks[0]), (size_t)(at[1] - at[0] - (ptrdiff_t)strlen(marks[0])));
+    rc = write_classes(&o, p, &tr);
+    out_mem(&o, at[1] + strlen(marks[1]), (size_t)(at[2] - at[1] - (ptrdiff_t)strlen(marks[1])));
+    if (rc == 0)
+        rc = write_data(&o, p, filters, &tr, fl, nf, fmap, order, depth);
+    out_str(&o, at[2] + strlen(marks[2]));
     out_flush(&o);
     if (rc == 0 && o.err) {
         errno = o.err;
         rc = -2;
     }
-    out_free(&o);
+out:
+    if (oinit)
+        out_free(&o);
+    free(fmap);
+    free(fl);
+    free(order);
+    free(depth);
+    free(page_of);
+    rp_tree_free(&tr);
     return rc;
 }

@@ -45,7 +45,7 @@ typedef struct rp_tree {
     int64_t *node_bins;               /* [binned index * nbins + bin]        */
     uint32_t *binned_nodes;           /* binned index -> kept index          */
     size_t nbinned, nbins;
-    u64map site_bins;                 /* site << 16 | bin -> samples         */
+    int64_t *site_bins;               /* [site * nbins + bin] samples        */
 } rp_tree;
 
 /* Build t from p (frames without those --hide names). 0, or -1 unknown

@@ -26,23 +26,37 @@ expect() {  # expect RC DESCRIPTION ARGS...
 sums() {
   node -e '
     const s = require("fs").readFileSync(process.argv[1], "utf8");
-    const m = s.match(/<script type="application\/json" id="memtrace-data">([\s\S]*?)<\/script>/);
-    const D = JSON.parse(m[1]);
-    let a = 0, p = 0, e = 0, b = 0, sb = 0, sa = 0, sp = 0, se = 0;
-    for (const x of D.nodes) { a += x[2]; p += x[3]; e += x[4]; }
-    for (const x of D.node_bins) for (const n of x[1]) b += n;
-    for (const x of D.site_bins) sb += x[2];
-    for (const x of D.sites) { sa += x[2]; sp += x[3]; se += x[4]; }
-    for (const x of D.nodes.slice(1)) if (!(x[0] >= 0 && x[0] < D.nodes.length && x[1] < D.frames.length)) {
-      console.error("bad node " + x); process.exit(1); }
-    let ca = 0, cp = 0, ce = 0;
-    for (const x of D.site_classes) { ca += x[4]; cp += x[5]; ce += x[6]; }
-    if (ca !== a || cp !== p || ce !== e) {
+    const get = (id) => JSON.parse(s.match(new RegExp(`<script type="application/json" id="${id}">([\\s\\S]*?)</script>`))[1]);
+    const D = get("memtrace-data"), B = get("memtrace-bins"), C = get("memtrace-classes");
+    const sum = (v) => v.reduce((x, y) => x + y, 0);
+    const N = D.nodes.depth.length, nf = D.frames.length / 3;
+    for (const c of ["frame", "alloc", "peak", "end"]) if (D.nodes[c].length !== N) {
+      console.error("node column " + c + " has " + D.nodes[c].length + " rows, not " + N); process.exit(1); }
+    for (let i = 0; i < N; i++) { const d = D.nodes.depth[i], f = D.nodes.frame[i];
+      if (i ? !(d >= 1 && d <= D.nodes.depth[i - 1] + 1 && f >= 0 && f < nf) : d !== 0) {
+        console.error(`bad node ${i}: depth ${d}, frame ${f}`); process.exit(1); } }
+    const a = sum(D.nodes.alloc), p = sum(D.nodes.peak), e = sum(D.nodes.end);
+    const b = sum(B.node_bins), sb = sum(B.site_bins);
+    const sa = sum(D.sites.alloc), sp = sum(D.sites.peak), se = sum(D.sites.end);
+    if (B.node.length * D.nbins !== B.node_bins.length || D.sites.name.length * D.nbins !== B.site_bins.length) {
+      console.error("bins of the wrong shape"); process.exit(1); }
+    const ca = sum(C.alloc), cp = sum(C.peak), ce = sum(C.end);
+    if (ca !== a || cp !== p || ce !== e || sum(C.site) >= D.sites.name.length) {
       console.error(`site classes ${ca} ${cp} ${ce} vs tree ${a} ${p} ${e}`); process.exit(1); }
     if (b !== a || sb !== a || sa !== a || sp !== p || se !== e) {
       console.error(`tree ${a} ${p} ${e}, bins ${b} ${sb}, sites ${sa} ${sp} ${se} disagree`); process.exit(1); }
     const k = D.bytes_per_sample;
     console.log([a * k, p * k, e * k, D.peak_samples * k, D.peak_time_us].join(" "));' "$1"
+}
+# has_frame PAGE.html FUNCTION FILE LINE: the page has that frame
+has_frame() {
+  node -e '
+    const s = require("fs").readFileSync(process.argv[1], "utf8");
+    const D = JSON.parse(s.match(/<script type="application\/json" id="memtrace-data">([\s\S]*?)<\/script>/)[1]);
+    const [fn, file, line] = process.argv.slice(2), S = D.strings, F = D.frames;
+    for (let i = 0; i < F.length; i += 3)
+      if (S[F[i]] === fn && S[F[i + 1]] === file && F[i + 2] === +line) process.exit(0);
+    process.exit(1);' "$@"
 }
 same() {  # same DESCRIPTION A B
   awk -v a="$2" -v b="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 1e-6 * (b < 0 ? -b : b) + 1e-9) }' ||
@@ -67,8 +81,9 @@ compare() {  # compare NAME TRACE [FILTERS...]: page data vs top --json and live
 compare known "$T/known.ctf"
 compare known-major "$T/known.ctf" --source major
 compare known-hide "$T/known.ctf" --hide new_node
-grep -q '"build_tree","tree.c",70' "$T/known-hide.html" || fail "--hide: build_tree frame"
+has_frame "$T/known-hide.html" build_tree tree.c 70 || fail "--hide: build_tree frame"
 grep -q '"new_node"' "$T/known-hide.html" && fail "--hide: new_node still a frame"
+has_frame "$T/known.html" new_node tree.c 40 || fail "no new_node frame without --hide"
 TR=$CORPUS/traces/real-ocamlopt-1e-5.ctf
 if [ -f "$TR" ]; then
   compare corpus "$TR"

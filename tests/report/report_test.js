@@ -1,8 +1,9 @@
 // report_test.js - end-to-end test of `memtrace report` in headless
 // Chromium (Debian's /usr/bin/chromium driven by playwright-core): for
 // each trace, the page has no console errors, the live-heap chart is drawn,
-// the peak it shows is `memtrace live`'s, clicking a flame-graph frame zooms
-// and extends the breadcrumb, the live-at-end view differs from the
+// the peak it shows is `memtrace live`'s, clicking a flame-graph frame (on
+// its canvas) zooms and extends the breadcrumb, a dragged time window gives
+// the samples of its bins, the live-at-end view differs from the
 // allocated view exactly as top's totals say, and the sites table's top row
 // is `memtrace top`'s; a screenshot NAME.png is saved in OUTDIR.
 //   node report_test.js CLI OUTDIR NAME=TRACE...
@@ -100,31 +101,43 @@ async function check(browser, name, trace) {
     for (const id of ['minsize', 'maxsize', 'minlife', 'maxlife']) document.getElementById(id).value = '-1';
     drawSites(); });
 
-  // flame graph: click the widest frame below the root; breadcrumb grows
+  // flame graph (a canvas; the page lists what it drew with flameFrames()):
+  // click the widest frame below the root; the breadcrumb grows
   const before = await page.$$eval('#crumbs .crumb', (c) => c.length);
+  // scroll the flame graph's box to frame f and return the page point of its
+  // middle (the canvas shows the box's visible part)
+  const pointOf = async (f) => {
+    const top = await page.evaluate((y) => { const fb = document.getElementById('flamebox');
+      fb.scrollIntoView({block: 'start'}); fb.scrollTop = Math.max(0, y - 200); return fb.scrollTop; }, f.y);
+    const b = await (await page.$('#flame')).boundingBox();     // sticky at the box's top
+    return {x: b.x + f.x + Math.min(f.w, 20) / 2, y: b.y + f.y - top + f.h / 2};
+  };
   const target = await page.evaluate(() => {
-    const rs = [...document.querySelectorAll('#flame rect')].filter((r) => r.dataset.frame !== 'all');
-    rs.sort((a, b) => b.getAttribute('width') - a.getAttribute('width'));
-    const r = rs[0]; r.setAttribute('id', 'clickme'); return r ? r.dataset.frame : null; });
+    const fs = flameFrames().filter((f) => f.node !== 0);
+    fs.sort((a, b) => b.w - a.w); return fs[0] || null; });
   if (!target) fail(`${name}: no flame frames`);
   else {
-    await page.click('#clickme', {force: true});
+    const at = await pointOf(target);
+    await page.mouse.click(at.x, at.y);
     const crumbs = await page.$$eval('#crumbs .crumb', (c) => c.map((x) => x.textContent));
-    if (crumbs.length > before && crumbs[crumbs.length - 1] === target)
-      ok(`${name}: clicking '${target}' zoomed (breadcrumb ${crumbs.join(' > ')})`);
-    else fail(`${name}: after clicking '${target}' breadcrumb is ${JSON.stringify(crumbs)}`);
-    const rootW = await page.$eval('#flame rect', (r) => +r.getAttribute('width'));
-    if (!(rootW > 1100)) fail(`${name}: zoomed frame not full width (${rootW})`);
+    if (crumbs.length > before && crumbs[crumbs.length - 1] === target.name)
+      ok(`${name}: clicking '${target.name}' zoomed (breadcrumb ${crumbs.join(' > ')})`);
+    else fail(`${name}: after clicking '${target.name}' breadcrumb is ${JSON.stringify(crumbs)}`);
+    const zoomed = await page.evaluate(() => flameFrames()[0]);
+    if (!(zoomed.w > 1100 && zoomed.node === target.node))
+      fail(`${name}: zoomed frame not full width (${JSON.stringify(zoomed)})`);
     await page.click('#crumbs .crumb', {force: true});     // back to "all"
   }
   // drag over the chart: a time window; the flame graph's root then holds
   // the samples allocated in the window's bins, fewer than in the whole trace
   // (from the start to the middle of the first bin with allocations: the
   // chart spans x = 60 .. 890 for 0 .. end_us)
+  await page.evaluate(() => window.scrollTo(0, 0));
   const box = await (await page.$('#chart')).boundingBox();
   const x1 = await page.evaluate(() => {
+    const B = lazy('memtrace-bins');
     let first = Infinity;
-    for (const [, bins] of D.node_bins) bins.forEach((n, b) => { if (n > 0 && b < first) first = b; });
+    B.node_bins.forEach((n, j) => { const b = j % D.nbins; if (n > 0 && b < first) first = b; });
     return 60 + 830 * (first + 0.5) * D.bin_width_us / Math.max(1, D.end_us); });
   await page.mouse.move(box.x + 40, box.y + 100);
   await page.mouse.down();
@@ -134,23 +147,26 @@ async function check(browser, name, trace) {
   const inw = await page.evaluate(() => {
     const m = document.getElementById('win').textContent.match(/window ([0-9.]+) s - ([0-9.]+) s/);
     let inwin = 0, all = 0; const used = new Set();
-    for (const [, bins] of D.node_bins) bins.forEach((n, b) => {
+    lazy('memtrace-bins').node_bins.forEach((n, j) => { const b = j % D.nbins;
       const t = b * D.bin_width_us; all += n; if (n) used.add(b); if (t >= win[0] && t < win[1]) inwin += n; });
     return {inwin, all, m: !!m, bins: used.size}; });
-  await page.dispatchEvent('#flame rect[data-node="0"]', 'mousemove', {clientX: 10, clientY: 10});
+  const root = await page.evaluate(() => flameFrames().find((f) => f.node === 0));
+  const rat = await pointOf(root);
+  await page.mouse.move(rat.x, rat.y);
   const tipText = await page.textContent('#tip');
   // (the window holds the first bin with allocations: fewer than all
   // unless every allocation falls into that one bin)
   if (inw.m && inw.inwin > 0 && (inw.inwin < inw.all || inw.bins === 1) && tipText.includes(`, ${inw.inwin} samples, 100.00%`))
     ok(`${name}: window ${winText}: ${inw.inwin} of ${inw.all} samples`);
   else fail(`${name}: window '${winText}', tooltip '${tipText}', expected ${inw.inwin} of ${inw.all} samples`);
+  await page.evaluate(() => window.scrollTo(0, 0));
   await page.mouse.click(box.x + 100, box.y + 100);    // a click clears the window
   if (await page.textContent('#win') !== '') fail(`${name}: window not cleared`);
 
   // the live-at-end view's root is top's end bytes
   await page.check('input[value=end]');
   const endRoot = await page.evaluate(() => {
-    let s = 0; D.nodes.forEach((x) => s += x[4]); return s * D.bytes_per_sample; });
+    let s = 0; D.nodes.end.forEach((x) => s += x); return s * D.bytes_per_sample; });
   if (Math.abs(endRoot - top.total.end_bytes) > 1e-6 * Math.max(1, top.total.end_bytes))
     fail(`${name}: live at end ${endRoot} vs top ${top.total.end_bytes}`);
   else ok(`${name}: live-at-end view totals ${endRoot} B as top`);
