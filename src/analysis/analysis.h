@@ -245,6 +245,9 @@ typedef struct mt_site_report {
  * MT_SITES_TWO_PASS, a first pass finds the peak and a second the sites.
  * Both give the same report. */
 #define MT_SITES_TWO_PASS 1u
+/* Decode on the calling thread too (mt_scan.threads = 0): the same report;
+ * for tests, which compare both. */
+#define MT_SITES_ONE_THREAD 2u
 int mt_site_report_run(mt_site_report *r, const char *path, const mt_filter *f,
                        mt_site_by by, unsigned flags, mt_diag_fn diag,
                        void (*tick)(void *, const mt_reader *), void *tick_ctx);

@@ -330,7 +330,7 @@ static void take_info(mt_site_report *r, const mt_scan *s)
  * MT_ERR_UNSUPPORTED when the trace needs two passes after all (the sites
  * are then reset). */
 static int one_pass(mt_site_report *r, const char *path, const mt_filter *f,
-                    mt_diag_fn diag, void (*tick)(void *, const mt_reader *),
+                    unsigned flags, mt_diag_fn diag, void (*tick)(void *, const mt_reader *),
                     void *tick_ctx)
 {
     mt_timeline tl;
@@ -348,7 +348,7 @@ static int one_pass(mt_site_report *r, const char *path, const mt_filter *f,
     s.live_at = -1;
     s.timeline = &tl;
     s.need_stacks = 1;
-    s.threads = 1;
+    s.threads = !(flags & MT_SITES_ONE_THREAD);
     s.on_accept = pt_accept;
     s.on_object = pt_object;
     s.ctx = &pt;
@@ -383,7 +383,7 @@ int mt_site_report_run(mt_site_report *r, const char *path, const mt_filter *f,
     r->sites.by = by;
     if (!(flags & MT_SITES_TWO_PASS) && !f->has_min_life && !f->has_max_life &&
         f->live_mode == MT_LIVE_ANY && strcmp(path, "-") != 0) {
-        int st = one_pass(r, path, f, diag, tick, tick_ctx);
+        int st = one_pass(r, path, f, flags, diag, tick, tick_ctx);
         if (st != MT_ERR_UNSUPPORTED) {
             if (st == MT_OK && !r->executable) {
                 snprintf(r->err, sizeof r->err, "out of memory");
@@ -407,7 +407,7 @@ int mt_site_report_run(mt_site_report *r, const char *path, const mt_filter *f,
     s1.filter = f;
     s1.live_at = f->live_mode == MT_LIVE_PEAK ? -1 : mt_filter_live_at(f, 0);
     s1.timeline = &tl;
-    s1.threads = 1;
+    s1.threads = !(flags & MT_SITES_ONE_THREAD);
     s1.diag = diag;
     s1.tick = tick;
     s1.tick_ctx = tick_ctx;
@@ -429,7 +429,7 @@ int mt_site_report_run(mt_site_report *r, const char *path, const mt_filter *f,
     s2.on_object = on_site_obj;
     s2.ctx = r;
     s2.need_stacks = 1;
-    s2.threads = 1;
+    s2.threads = !(flags & MT_SITES_ONE_THREAD);
     s2.tick = tick;
     s2.tick_ctx = tick_ctx;
     r->sites.peak_time = r->peak_time;

@@ -65,6 +65,11 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 /* True if arg is -h or --help. */
 int cli_is_help(const char *arg);
 
+/* May a command decode on a second thread? Yes unless the environment has
+ * MEMTRACE_THREADS=1 (the tests compare both ways; the output is the
+ * same). */
+int cli_threads(void);
+
 struct mt_filter;
 
 /* The command line of the commands that read one TRACE with the shared

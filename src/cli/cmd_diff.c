@@ -161,7 +161,9 @@ int cmd_diff(int argc, char **argv)
     for (int k = 0; k < 2 && rc == EXIT_OK; k++) {
         cli_progress prog;
         progress_start(&prog, "memtrace diff", paths[k]);
-        if (mt_site_report_run(&r[k], paths[k], &f, by, 0, cli_print_diag, progress_tick_fn, &prog) != MT_OK) {
+        unsigned flags = cli_threads() ? 0 : MT_SITES_ONE_THREAD;
+        if (mt_site_report_run(&r[k], paths[k], &f, by, flags, cli_print_diag,
+                               progress_tick_fn, &prog) != MT_OK) {
             cli_error("diff", "%s: %s", paths[k], r[k].err);
             rc = EXIT_DATA;
         }

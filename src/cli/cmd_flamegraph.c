@@ -162,9 +162,13 @@ typedef struct fg {
     int pending;
     uint64_t pend_h[2];
     int64_t pend_ns;
-    /* names of a new backtrace's path */
+    /* the names of the last new backtrace's path (marked in seen), and per
+     * code of it (pc_codes): the names so far, the trie node so far */
     uint32_t *path;
     size_t path_cap;
+    uint64_t *pc_codes;
+    uint32_t *pc_names, *pc_nodes;
+    size_t pc_len, pc_names_len, pc_cap, pc_names_cap, pc_nodes_cap;
     /* filters (the scan engine's path) */
     const mt_filter *filter;
     uint8_t *hidden;            /* per name: 0 unknown, 1 shown, 2 hidden */
@@ -282,7 +286,7 @@ static int code_frames(fg *g, uint64_t code, size_t *first, size_t *count)
 static int edges_grow(fg *g)
 {
     size_t cap = g->edges_cap ? g->edges_cap * 2 : 4096;
-    edge *t = calloc(cap, sizeof *t);
+    edge *t = huge_calloc(cap * sizeof *t);
     if (!t)
         return -1;
     for (size_t i = 0; i < g->edges_cap; i++) {
@@ -346,22 +350,42 @@ static int name_hidden(fg *g, uint32_t nm)
     return g->hidden[nm] == 2;
 }
 
-/* The trie node of the names of bt[0..n) (created if new): 0, -1 unknown code, -2 out
- * of memory. Names caller first, the first occurrence of each only. */
+/* The trie node of the names of bt[0..n) (created if new): 0, -1 unknown
+ * code, -2 out of memory. Names caller first, the first occurrence of each
+ * only.
+ *
+ * New backtraces mostly extend or branch off the previous new one, and the
+ * node after codes[0..i) depends on those codes only; so the walk starts
+ * where the previous one's first differing code was (caller first; the
+ * inverted trie, built from the allocation site, walks from the root). The
+ * names of the previous path stay marked in g->seen for that. */
 static int path_node(fg *g, const uint64_t *bt, size_t n, uint32_t *at_node)
 {
-    size_t len = 0;
-    int e = 0;
-    for (size_t i = 0; i < n && !e; i++) {
+    size_t q = 0, len = 0;
+    if (!g->opt_inverted) {
+        size_t lim = n < g->pc_len ? n : g->pc_len;
+        while (q < lim && bt[q] == g->pc_codes[q])
+            q++;
+        len = q ? g->pc_names[q - 1] : 0;
+    }
+    for (size_t k = len; k < g->pc_names_len; k++)
+        g->seen[g->path[k]] = 0;    /* names beyond the kept part */
+    g->pc_len = q;
+    g->pc_names_len = len;
+    if (grow_array(&g->pc_codes, &g->pc_cap, n, sizeof *g->pc_codes) ||
+        grow_array(&g->pc_names, &g->pc_names_cap, n, sizeof *g->pc_names) ||
+        grow_array(&g->pc_nodes, &g->pc_nodes_cap, n, sizeof *g->pc_nodes))
+        return -2;
+    uint32_t at = q ? g->pc_nodes[q - 1] : 0;
+    for (size_t i = q; i < n; i++) {
         size_t first, count;
-        e = code_frames(g, bt[i], &first, &count);
-        if (e) {
-            g->bad_code = bt[i];
-            break;
-        }
-        if (grow_array(&g->path, &g->path_cap, len + count, sizeof *g->path)) {
+        int e = code_frames(g, bt[i], &first, &count);
+        if (!e && grow_array(&g->path, &g->path_cap, len + count, sizeof *g->path))
             e = -2;
-            break;
+        if (e) {
+            if (e == -1)
+                g->bad_code = bt[i];
+            return e;
         }
         for (size_t k = 0; k < count; k++) {
             uint32_t nm = g->code_names[first + k];
@@ -369,17 +393,21 @@ static int path_node(fg *g, const uint64_t *bt, size_t n, uint32_t *at_node)
                 continue;
             g->seen[nm] = 1;
             g->path[len++] = nm;
+            if (!g->opt_inverted && !(at = child(g, at, nm)))
+                return -2;
         }
+        /* the state after bt[0..i]: kept for the next call */
+        g->pc_codes[i] = bt[i];
+        g->pc_names[i] = (uint32_t)len;
+        g->pc_nodes[i] = at;
+        g->pc_len = i + 1;
+        g->pc_names_len = len;
     }
-    for (size_t k = 0; k < len; k++)
-        g->seen[g->path[k]] = 0;
-    if (e)
-        return e;
-    uint32_t at = 0;
-    for (size_t i = 0; i < len; i++) {
-        at = child(g, at, g->path[g->opt_inverted ? len - 1 - i : i]);
-        if (!at)
-            return -2;
+    if (g->opt_inverted) {
+        at = 0;
+        for (size_t k = len; k-- > 0;)
+            if (!(at = child(g, at, g->path[k])))
+                return -2;
     }
     *at_node = at;
     return 0;
@@ -445,9 +473,11 @@ static int stack_hash(fg *g, const mt_event *ev, uint64_t h[2])
     uint64_t h0 = p ? g->prefix_hash[p - 1][0] : 0x6a09e667f3bcc908ull;
     uint64_t h1 = p ? g->prefix_hash[p - 1][1] : 0xbb67ae8584caa73bull;
     for (size_t i = p; i < n; i++) {
-        /* two independent chains; the second is cheaper, and the pair
-         * is only compared whole */
-        h0 = mix64(h0 ^ bt[i]);
+        /* two independent chains of one multiply per code each (the
+         * rotation and the shift carry high bits down, so every bit of a
+         * code reaches every bit of the state within a few steps); the
+         * pair is only compared whole, h0 after a full mix */
+        h0 = ((h0 << 29 | h0 >> 35) ^ bt[i]) * 0xff51afd7ed558ccdull;
         h1 = (h1 + bt[i]) * 0x9e3779b97f4a7c15ull;
         h1 ^= h1 >> 31;
         g->prev_codes[i] = bt[i];
@@ -455,7 +485,7 @@ static int stack_hash(fg *g, const mt_event *ev, uint64_t h[2])
         g->prefix_hash[i][1] = h1;
     }
     g->prev_len = n;
-    h[0] = h0;
+    h[0] = mix64(h0);
     h[1] = h1;
     return 0;
 }
@@ -694,6 +724,9 @@ static void fg_free(fg *g)
     u64map_free(&g->live_samples);
     u64map_free(&g->early_collect);
     free(g->path);
+    free(g->pc_codes);
+    free(g->pc_names);
+    free(g->pc_nodes);
     free(g->slots);
     free(g->st_node);
     free(g->st_count);

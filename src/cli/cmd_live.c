@@ -65,7 +65,7 @@ static int pass(const char *path, const mt_filter *f, int64_t live_at,
     s.filter = f;
     s.live_at = live_at;
     s.timeline = tl;
-    s.threads = 1;
+    s.threads = cli_threads();
     s.diag = first ? cli_print_diag : NULL;
     s.tick = progress_tick_fn;
     s.tick_ctx = prog;

@@ -266,7 +266,9 @@ int cmd_top(int argc, char **argv)
     cli_progress prog;
     progress_start(&prog, "memtrace top", path);
     mt_site_report r;
-    int st = mt_site_report_run(&r, path, &f, by, 0, cli_print_diag, progress_tick_fn, &prog);
+    unsigned flags = cli_threads() ? 0 : MT_SITES_ONE_THREAD;
+    int st = mt_site_report_run(&r, path, &f, by, flags, cli_print_diag,
+                                progress_tick_fn, &prog);
     progress_done(&prog);
     if (st != MT_OK) {
         cli_error("top", "%s: %s", path, r.err);

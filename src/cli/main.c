@@ -73,6 +73,12 @@ int cli_is_help(const char *arg)
     return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0;
 }
 
+int cli_threads(void)
+{
+    const char *v = getenv("MEMTRACE_THREADS");
+    return !(v && strcmp(v, "1") == 0);
+}
+
 int cli_parse_trace_out(const char *cmd, void (*show_usage)(FILE *), int argc,
                         char **argv, mt_filter *f, const char **path,
                         const char **outpath, char *filters, size_t filters_len)

@@ -103,7 +103,7 @@ int cli_scan_filtered(const char *cmd, mt_scan *sc, const mt_filter *f,
         first.filter = f;
         first.live_at = -1;
         first.timeline = &tl;
-        first.threads = 1;
+        first.threads = cli_threads();
         first.diag = cli_print_diag;
         snprintf(label, sizeof label, "memtrace %s (peak)", cmd);
         progress_start(&prog, label, path);
