@@ -19,6 +19,11 @@
 
 /* ---- sampler.c: geometric draws (spec 10.2) ------------------------------ */
 
+/* Small blocks of the region a thread keeps for itself (log2 sizes 0 to
+ * 12, 16 B to 4 KiB; at most MT_RCACHE_MAX of each). */
+#define MT_RCACHE_CLASSES 13
+#define MT_RCACHE_MAX 16
+
 /* Per-thread state. It lives in initial-exec TLS (a GNU extension: the
  * fast path of malloc is one %fs-relative subtraction, no __tls_get_addr
  * call); a fresh thread starts with countdown 0, so its first allocation
@@ -29,6 +34,10 @@ typedef struct mt_thread {
     uint32_t epoch;         /* session the countdown was drawn for          */
     int busy;               /* re-entrancy guard: inside the profiler       */
     uintptr_t stack_lo, stack_hi;  /* the thread's own stack (0: unknown)   */
+    uint64_t clk_tsc;       /* session.c's clock: the last real reading,    */
+    int64_t clk_us;         /* at this TSC value                            */
+    void *rcache[MT_RCACHE_CLASSES];        /* region.c: freed small blocks */
+    uint8_t rcount[MT_RCACHE_CLASSES];      /* kept by this thread, by size */
 } mt_thread;
 
 extern __thread mt_thread mt_self
@@ -65,8 +74,9 @@ MT_HIDDEN int mt_region_reserve(void);
 MT_HIDDEN void *mt_region_alloc(size_t n, size_t align, int zero);
 /* Usable size of a block of the region. */
 MT_HIDDEN size_t mt_region_usable(const void *p);
-/* Give a block back; may_block = 0 (a thread inside the profiler): if
- * the allocator is busy the block is kept, not waited for. */
+/* Give a block back; may_block = 0 (a signal handler that interrupted
+ * the profiler): the thread's cache is left alone, and if the allocator
+ * is busy the block is kept, not waited for. */
 MT_HIDDEN void mt_region_free(void *p, int may_block);
 /* Around fork: held by the prepare handler, released or re-created. */
 MT_HIDDEN void mt_region_lock(void);
@@ -138,7 +148,5 @@ MT_HIDDEN void mt_sample_drop(void);
 /* A sampled block is being freed: write its collect event, then give it
  * back to the region. */
 MT_HIDDEN void mt_free_sampled(void *ptr);
-/* Its collect event only (realloc copies out of it first). */
-MT_HIDDEN void mt_collect_ptr(void *ptr);
 
 #endif /* MT_PROFILER_INT_H */
