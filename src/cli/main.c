@@ -43,7 +43,11 @@ static void usage(FILE *out)
     fprintf(out,
             "\n"
             "Run 'memtrace COMMAND --help' for a command's options.\n"
-            "Exit status: 0 success, 1 bad trace or I/O error, 2 bad usage.\n");
+            "Exit status: 0 success, 1 bad trace or I/O error, 2 bad usage.\n"
+            "\n"
+            "Environment: top, live, diff and the filtered reports read the trace\n"
+            "on a second thread; MEMTRACE_THREADS=1 keeps everything on one (the\n"
+            "output is the same).\n");
 }
 
 void cli_error(const char *cmd, const char *fmt, ...)
