@@ -27,6 +27,9 @@
  *   filter is first used): per site and object class, columns
  *   site (as the difference to the previous row's), class (source << 11 |
  *   size class << 5 | lifetime class), alloc, peak, end, count.
+ * Each block goes into the page gzipped and base64-encoded (the page
+ * inflates it with the browser's DecompressionStream): a third of the
+ * text to load and tokenize.
  * The page turns samples into bytes with bytes_per_sample.
  */
 #include "report/html.h"
@@ -40,6 +43,8 @@
 #include "util/grow.h"
 #include "util/hash.h"
 #include "util/json.h"
+
+#include <zlib.h>
 
 extern const char rp_report_html[];
 extern const size_t rp_report_html_len;
@@ -415,9 +420,59 @@ static int write_classes(mt_out *o, rp_profile *p, const rp_tree *tr)
     return oom ? -1 : 0;
 }
 
+#define PACK_LEVEL 6                 /* zlib's default */
+
+/* buf[0..len) gzipped (RFC 1952) and base64-encoded to o. 0, or -1 out of
+ * memory. */
+static int packed(mt_out *o, const char *buf, size_t len)
+{
+    static const char b64[] =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    if (deflateInit2(&z, PACK_LEVEL, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+        return -1;
+    size_t cap = deflateBound(&z, (uLong)len) + 16, n;
+    unsigned char *gz = malloc(cap);
+    int rc = -1;
+    if (!gz)
+        goto out;
+    z.next_in = (Bytef *)(uintptr_t)buf;
+    z.avail_in = (uInt)len;
+    z.next_out = gz;
+    z.avail_out = (uInt)cap;
+    if (deflate(&z, Z_FINISH) != Z_STREAM_END)
+        goto out;
+    n = cap - z.avail_out;
+    for (size_t i = 0; i < n; i += 3) {
+        uint32_t v = (uint32_t)gz[i] << 16 | (i + 1 < n ? (uint32_t)gz[i + 1] << 8 : 0) |
+                     (i + 2 < n ? gz[i + 2] : 0);
+        char q[4] = {b64[v >> 18], b64[v >> 12 & 63], i + 1 < n ? b64[v >> 6 & 63] : '=',
+                     i + 2 < n ? b64[v & 63] : '='};
+        out_mem(o, q, 4);
+        if (i % 3072 == 3069)
+            out_maybe_flush(o);
+    }
+    rc = 0;
+out:
+    deflateEnd(&z);
+    free(gz);
+    return rc;
+}
+
+/* A memory buffer to write a block into before it is packed. */
+static int mem_init(mt_out *m)
+{
+    memset(m, 0, sizeof *m);
+    m->fd = -1;
+    m->chunk = SIZE_MAX;             /* never flushed */
+    m->cap = (size_t)1 << 16;
+    return (m->buf = malloc(m->cap)) ? 0 : -1;
+}
+
 /* The template's three placeholders, in the order they appear. */
-static const char *const marks[] = {"/*MEMTRACE_BINS*/null", "/*MEMTRACE_CLASSES*/null",
-                                    "/*MEMTRACE_DATA*/null"};
+static const char *const marks[] = {"/*MEMTRACE_DATA*/null", "/*MEMTRACE_BINS*/null",
+                                    "/*MEMTRACE_CLASSES*/null"};
 
 int rp_write_html(rp_profile *p, const mt_filter *f, const char *filters, int fd)
 {
@@ -440,14 +495,29 @@ int rp_write_html(rp_profile *p, const mt_filter *f, const char *filters, int fd
         preorder(&tr, fmap, order, depth, page_of) || out_init(&o, fd))
         goto out;
     oinit = 1;
-    out_mem(&o, rp_report_html, (size_t)(at[0] - rp_report_html));
-    write_bins(&o, &tr, page_of);
-    out_mem(&o, at[0] + strlen(marks[0]), (size_t)(at[1] - at[0] - (ptrdiff_t)strlen(marks[0])));
-    rc = write_classes(&o, p, &tr);
-    out_mem(&o, at[1] + strlen(marks[1]), (size_t)(at[2] - at[1] - (ptrdiff_t)strlen(marks[1])));
-    if (rc == 0)
-        rc = write_data(&o, p, filters, &tr, fl, nf, fmap, order, depth);
-    out_str(&o, at[2] + strlen(marks[2]));
+    const char *from = rp_report_html;
+    for (int b = 0; b < 3; b++) {
+        out_mem(&o, from, (size_t)(at[b] - from));
+        from = at[b] + strlen(marks[b]);
+        mt_out m;
+        rc = mem_init(&m);
+        if (rc == 0) {
+            if (b == 0)
+                rc = write_data(&m, p, filters, &tr, fl, nf, fmap, order, depth);
+            else if (b == 1)
+                write_bins(&m, &tr, page_of);
+            else
+                rc = write_classes(&m, p, &tr);
+        }
+        if (rc == 0 && !m.err)
+            rc = packed(&o, m.buf, m.len);
+        else
+            rc = -1;
+        out_free(&m);
+        if (rc)
+            break;
+    }
+    out_str(&o, from);
     out_flush(&o);
     if (rc == 0 && o.err) {
         errno = o.err;
