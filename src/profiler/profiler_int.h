@@ -34,6 +34,8 @@ typedef struct mt_thread {
     uint32_t epoch;         /* session the countdown was drawn for          */
     int busy;               /* re-entrancy guard: inside the profiler       */
     uintptr_t stack_lo, stack_hi;  /* the thread's own stack (0: unknown)   */
+    void *tbuf;             /* session.c: the thread's event buffer         */
+    uint64_t last_stamp;    /* session.c: order stamp of its last event     */
     uint64_t clk_tsc;       /* session.c's clock: the last real reading,    */
     int64_t clk_us;         /* at this TSC value                            */
     void *rcache[MT_RCACHE_CLASSES];        /* region.c: freed small blocks */
@@ -78,6 +80,9 @@ MT_HIDDEN size_t mt_region_usable(const void *p);
  * the profiler): the thread's cache is left alone, and if the allocator
  * is busy the block is kept, not waited for. */
 MT_HIDDEN void mt_region_free(void *p, int may_block);
+/* The order stamp of the last event of the block at p (session.c):
+ * a word per block that stays with the block, live or free. */
+MT_HIDDEN uint64_t *mt_region_stamp(const void *p);
 /* Around fork: held by the prepare handler, released or re-created. */
 MT_HIDDEN void mt_region_lock(void);
 MT_HIDDEN void mt_region_unlock(int child);

@@ -46,13 +46,15 @@ static uint8_t *chunk_shift;    /* per chunk: its block size's log2 (0: none) */
 static uintptr_t bump;          /* offset of the first never-used chunk       */
 static uintptr_t committed;     /* offsets below are readable and writable    */
 static void *free_list[64];     /* per log2 size, linked through the blocks   */
+static uint64_t *stamps;        /* per 16 bytes of the region: see mt_region_stamp */
 
 int mt_region_reserve(void)
 {
     if (mt_region.size)
         return 0;
-    /* 1 TiB, or less where address space is limited (ulimit -v). */
-    for (unsigned bits = 40; bits >= 30; bits -= 2) {
+    /* 256 GiB (and half as much for the stamps), or less where address
+     * space is limited (ulimit -v). */
+    for (unsigned bits = 38; bits >= 30; bits -= 2) {
         uintptr_t size = (uintptr_t)1 << bits;
         void *m = mmap(NULL, size + CHUNK, PROT_NONE,
                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -60,11 +62,18 @@ int mt_region_reserve(void)
             continue;
         void *map = mmap(NULL, size >> CHUNK_SHIFT, PROT_READ | PROT_WRITE,
                          MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-        if (map == MAP_FAILED) {
+        void *st = mmap(NULL, size / 2, PROT_NONE,
+                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (map == MAP_FAILED || st == MAP_FAILED) {
             munmap(m, size + CHUNK);
+            if (map != MAP_FAILED)
+                munmap(map, size >> CHUNK_SHIFT);
+            if (st != MAP_FAILED)
+                munmap(st, size / 2);
             continue;
         }
         chunk_shift = map;
+        stamps = st;
         uintptr_t base = ((uintptr_t)m + CHUNK - 1) & ~(CHUNK - 1);
         __atomic_store_n(&mt_region.size, size, __ATOMIC_RELAXED);
         __atomic_store_n(&mt_region.base, base, __ATOMIC_RELEASE);
@@ -91,6 +100,8 @@ static uintptr_t carve(uintptr_t size, uintptr_t align)
         if (end > mt_region.size)
             end = mt_region.size;
         if (mprotect((void *)(mt_region.base + committed), end - committed,
+                     PROT_READ | PROT_WRITE) != 0 ||
+            mprotect((char *)stamps + committed / 2, (end - committed) / 2,
                      PROT_READ | PROT_WRITE) != 0)
             return 0;
         committed = end;
@@ -216,4 +227,9 @@ void mt_region_unlock(int child)
         pthread_mutex_init(&rlock, NULL);
     else
         pthread_mutex_unlock(&rlock);
+}
+
+uint64_t *mt_region_stamp(const void *p)
+{
+    return &stamps[((uintptr_t)p - mt_region.base) >> MIN_SHIFT];
 }
