@@ -109,11 +109,13 @@ static void clock_init(int64_t now)
     start_us = now;
 }
 
-static int64_t clock_us(void)
+/* The time in us; the TSC it was read at in *tsc_out. */
+static int64_t clock_us(uint64_t *tsc_out)
 {
     mt_thread *t = &mt_self;
     uint64_t ms = __atomic_load_n(&tsc_ms, __ATOMIC_ACQUIRE);
     uint64_t tsc = __rdtsc();
+    *tsc_out = tsc;
     if (ms && tsc - t->clk_tsc < ms)
         return t->clk_us + (int64_t)(((tsc - t->clk_tsc) *
                                       __atomic_load_n(&us_q32, __ATOMIC_RELAXED)) >> 32);
@@ -391,9 +393,10 @@ static tbuf *my_tbuf(mt_thread *t)
     return b;
 }
 
-/* Append an event (codes: n of them) to the thread's buffer; 0, or -1 if
+/* Append an event (codes: n of them; time now, read at TSC value tsc) to
+ * the thread's buffer; 0, or -1 if
  * the thread has no buffer (the caller writes the event itself). */
-static int tb_append(mt_thread *t, uintptr_t ptr, int64_t now, int64_t words,
+static int tb_append(mt_thread *t, uintptr_t ptr, int64_t now, uint64_t tsc, int64_t words,
                      int64_t samples, const uint64_t *codes, size_t n)
 {
     tbuf *b = my_tbuf(t);
@@ -409,7 +412,7 @@ static int tb_append(mt_thread *t, uintptr_t ptr, int64_t now, int64_t words,
     }
     tb_event *e = &b->ev[b->n];
     uint64_t *bs = mt_region_stamp((void *)ptr);
-    uint64_t stamp = __rdtsc();
+    uint64_t stamp = tsc;
     if (stamp <= t->last_stamp)
         stamp = t->last_stamp + 1;
     if (stamp <= *bs)
@@ -444,8 +447,9 @@ uint64_t mt_sample_record(void *ptr, size_t bytes, int64_t samples)
     uint64_t codes[MT_MAX_FRAMES];
     size_t n = mt_unwind(codes, MT_MAX_FRAMES);
     int64_t words = (int64_t)((bytes + 7) / 8);
-    int64_t now = clock_us();
-    if (ptr && tb_append(t, (uintptr_t)ptr, now, words, samples, codes, n) == 0) {
+    uint64_t tsc;
+    int64_t now = clock_us(&tsc);
+    if (ptr && tb_append(t, (uintptr_t)ptr, now, tsc, words, samples, codes, n) == 0) {
         t->busy = 0;
         return 1;
     }
@@ -471,8 +475,9 @@ void mt_free_sampled(void *ptr)
         return;
     }
     t->busy = 1;
-    int64_t now = clock_us();
-    if (tb_append(t, (uintptr_t)ptr, now, -1, 0, NULL, 0) != 0) {
+    uint64_t tsc;
+    int64_t now = clock_us(&tsc);
+    if (tb_append(t, (uintptr_t)ptr, now, tsc, -1, 0, NULL, 0) != 0) {
         pthread_mutex_lock(&lock);
         drain_all();
         int64_t id;
@@ -745,7 +750,8 @@ EXPORT void mt_profiler_ext_free(uint64_t token)
     mt_thread *t = &mt_self;
     int was_busy = t->busy;
     t->busy = 1;
-    int64_t now = clock_us();
+    uint64_t tsc;
+    int64_t now = clock_us(&tsc);
     pthread_mutex_lock(&lock);
     drain_all();
     collect_id((int64_t)(token - 1), now);
