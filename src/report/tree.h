@@ -14,7 +14,7 @@
 
 /* A node's subtree below 1/RP_PRUNE of each total (allocated, live at
  * peak, live at end) is folded into the node's parent's own samples. */
-#define RP_PRUNE 20000
+#define RP_PRUNE 10000
 /* In the allocated-in-window view, only nodes with at least 1/RP_BIN_PRUNE
  * of the samples allocated as their own have time bins; the others' are
  * charged to their nearest ancestor that has. */
