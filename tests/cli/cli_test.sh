@@ -5,55 +5,22 @@
 #   --default-corpus DIR    corpus used when MEMTRACE_CORPUS is unset (a valid
 #                           input trace, traces/synth-basic.ctf, is taken from it)
 set -u
-export LC_ALL=C
-export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}exitcode=134"
-export UBSAN_OPTIONS="${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}exitcode=134:print_stacktrace=1"
-export LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}exitcode=134"
-
-CLI=
-default_corpus=
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --cli) CLI=$2; shift 2 ;;
-    --default-corpus) default_corpus=$2; shift 2 ;;
-    *) echo "ERROR: unknown test-script argument $1"; exit 1 ;;
-  esac
-done
-if [ -z "$CLI" ] || [ ! -x "$CLI" ]; then
-  echo "ERROR: memtrace CLI not found or not executable: '$CLI' (build the memtrace_cli target)"
-  exit 1
-fi
-CORPUS=${MEMTRACE_CORPUS:-$default_corpus}
+# shellcheck source=../lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+parse_args "$@"
+setup cli
 INPUT=$CORPUS/traces/synth-basic.ctf
 if [ ! -f "$INPUT" ]; then
-  echo "ERROR: valid input trace not found: $INPUT (reference corpus missing?" \
-       "set MEMTRACE_CORPUS=/path/to/corpus or configure with -DMT_CORPUS_DIR=...)"
-  exit 1
+  die "valid input trace not found: $INPUT (reference corpus missing?" \
+      "set MEMTRACE_CORPUS=/path/to/corpus or configure with -DMT_CORPUS_DIR=...)"
 fi
 
-T=$(mktemp -d "${TMPDIR:-/tmp}/memtrace-cli.XXXXXX") || exit 1
-trap 'rm -rf "$T"' EXIT
-FAILS=0
-PASSES=0
-
-# run ARGS... : runs the CLI, sets RC, leaves stdout/stderr in $T/out, $T/err
-run() {
-  "$CLI" "$@" > "$T/out" 2> "$T/err" < /dev/null
-  RC=$?
-}
-
-fail() {
-  FAILS=$((FAILS + 1))
-  printf 'FAIL %s\n' "$*"
+# fail_run MESSAGE : a FAIL, with the last run's exit status, stdout and stderr
+fail_run() {
+  fail "$@"
   printf '  exit status: %s\n' "$RC"
-  echo "  stdout (first 10 lines):"; head -n 10 "$T/out" | cut -c1-200 | sed 's/^/    | /'
-  echo "  stderr (first 10 lines):"; head -n 10 "$T/err" | cut -c1-200 | sed 's/^/    | /'
-}
-pass() { PASSES=$((PASSES + 1)); printf 'ok   %s\n' "$*"; }
-
-sanitizer_or_crash() {
-  [ "$RC" -ge 128 ] ||
-    grep -Eq 'ERROR: (Address|Leak|Memory)Sanitizer|runtime error:|UndefinedBehaviorSanitizer' "$T/err"
+  echo "  stdout (first 10 lines):"; show_out 10
+  echo "  stderr (first 10 lines):"; show_err 10
 }
 
 # expect_help DESCRIPTION WORD ARGS... : exit 0, usage text (containing "usage"
@@ -61,11 +28,11 @@ sanitizer_or_crash() {
 expect_help() {
   local d=$1 word=$2; shift 2
   run "$@"
-  if sanitizer_or_crash; then fail "$d: crash or sanitizer report"
-  elif [ "$RC" -ne 0 ]; then fail "$d: expected exit 0"
-  elif ! grep -qi 'usage' "$T/out"; then fail "$d: no usage text on stdout"
-  elif ! grep -q -- "$word" "$T/out"; then fail "$d: usage text does not mention '$word'"
-  elif [ -s "$T/err" ]; then fail "$d: unexpected stderr"
+  if crashed; then fail_run "$d: crash or sanitizer report"
+  elif [ "$RC" -ne 0 ]; then fail_run "$d: expected exit 0"
+  elif ! grep -qi 'usage' "$T/out"; then fail_run "$d: no usage text on stdout"
+  elif ! grep -q -- "$word" "$T/out"; then fail_run "$d: usage text does not mention '$word'"
+  elif [ -s "$T/err" ]; then fail_run "$d: unexpected stderr"
   else pass "$d"; fi
 }
 
@@ -73,9 +40,9 @@ expect_help() {
 expect_status() {
   local d=$1 want=$2; shift 2
   run "$@"
-  if sanitizer_or_crash; then fail "$d: crash or sanitizer report"
-  elif [ "$RC" -ne "$want" ]; then fail "$d: expected exit $want"
-  elif [ ! -s "$T/err" ]; then fail "$d: expected a message on stderr"
+  if crashed; then fail_run "$d: crash or sanitizer report"
+  elif [ "$RC" -ne "$want" ]; then fail_run "$d: expected exit $want"
+  elif [ ! -s "$T/err" ]; then fail_run "$d: expected a message on stderr"
   else pass "$d"; return 0; fi
   return 1
 }
@@ -103,30 +70,30 @@ expect_status "copy --format-version 1"        2 copy --format-version 1 "$INPUT
 expect_status "copy --format-version abc"      2 copy --format-version abc "$INPUT" "$T/a.ctf"
 expect_status "copy --format-version (no value)" 2 copy "$INPUT" "$T/a.ctf" --format-version
 if [ -e "$T/a.ctf" ]; then
-  RC=-; fail "a rejected copy command created its output file"; rm -f "$T/a.ctf"
+  RC=-; fail_run "a rejected copy command created its output file"; rm -f "$T/a.ctf"
 fi
 
 # --- runtime errors: exit 1 -------------------------------------------------
 missing=$T/no-such-trace.ctf
 if expect_status "dump of a missing file" 1 dump "$missing"; then
   if grep -qF -- "$missing" "$T/err"; then pass "dump of a missing file: stderr names the file"
-  else fail "dump of a missing file: stderr does not name $missing"; fi
+  else fail_run "dump of a missing file: stderr does not name $missing"; fi
 fi
 expect_status "copy from a missing file"       1 copy "$missing" "$T/a.ctf"
 
 # The input is valid: copying it to a writable place works ...
 run copy "$INPUT" "$T/ok.ctf"
-if [ "$RC" -eq 0 ] && [ -s "$T/ok.ctf" ] && ! sanitizer_or_crash; then pass "copy of a valid trace"
-else fail "copy of a valid trace to $T/ok.ctf: expected exit 0 and an output file"; fi
+if [ "$RC" -eq 0 ] && [ -s "$T/ok.ctf" ] && ! crashed; then pass "copy of a valid trace"
+else fail_run "copy of a valid trace to $T/ok.ctf: expected exit 0 and an output file"; fi
 run copy --format-version 2 "$INPUT" "$T/ok2.ctf"
 if [ "$RC" -eq 0 ] && cmp -s "$T/ok.ctf" "$T/ok2.ctf"; then pass "copy --format-version 2 == default"
-else fail "copy --format-version 2: expected exit 0 and the same bytes as the default copy"; fi
+else fail_run "copy --format-version 2: expected exit 0 and the same bytes as the default copy"; fi
 run copy --format-version 3 "$INPUT" "$T/ok3.ctf"
-if [ "$RC" -eq 0 ] && [ -s "$T/ok3.ctf" ] && ! sanitizer_or_crash; then pass "copy --format-version 3"
-else fail "copy --format-version 3: expected exit 0 and an output file"; fi
+if [ "$RC" -eq 0 ] && [ -s "$T/ok3.ctf" ] && ! crashed; then pass "copy --format-version 3"
+else fail_run "copy --format-version 3: expected exit 0 and an output file"; fi
 run dump "$INPUT"
 if [ "$RC" -eq 0 ] && [ -s "$T/out" ] && [ ! -s "$T/err" ]; then pass "dump of a valid trace"
-else fail "dump of a valid trace: expected exit 0, output, empty stderr"; fi
+else fail_run "dump of a valid trace: expected exit 0, output, empty stderr"; fi
 
 # ... but not to an unwritable one.
 expect_status "copy to /nonexistent-dir/x.ctf" 1 copy "$INPUT" /nonexistent-dir/x.ctf
@@ -138,12 +105,7 @@ expect_status "copy onto a directory" 1 copy "$INPUT" "$T"
 if [ -w /dev/full ]; then
   "$CLI" dump "$INPUT" > /dev/full 2> "$T/err"; RC=$?
   if [ "$RC" -eq 1 ] && [ -s "$T/err" ]; then pass "dump to /dev/full (write error): exit 1"
-  else fail "dump to /dev/full (write error): expected exit 1 and a message on stderr"; fi
+  else fail_run "dump to /dev/full (write error): expected exit 1 and a message on stderr"; fi
 fi
 
-echo
-if [ "$FAILS" -ne 0 ]; then
-  echo "SUMMARY: $FAILS failed, $PASSES passed"
-  exit 1
-fi
-echo "SUMMARY: all $PASSES checks passed"
+finish

@@ -2,23 +2,13 @@
 # `memtrace diff` tests: exact signed deltas between the synthetic trace of
 # tests/analysis/synth.h and the same trace with 3x the samples, ordering,
 # usage errors (exit 2), --help, bad traces (exit 1).
-#   diff_test.sh CLI GEN_SYNTH
+#   diff_test.sh --cli MEMTRACE --gen GEN_SYNTH
 set -u
-export LC_ALL=C
-CLI=$1 GEN=$2
-T=$(mktemp -d "${TMPDIR:-/tmp}/memtrace-diff.XXXXXX") || exit 1
-trap 'rm -rf "$T"' EXIT
-FAILS=0
-fail() { echo "FAIL $*"; FAILS=$((FAILS + 1)); }
-"$GEN" "$T/a.ctf" 1 && "$GEN" "$T/b.ctf" 3 || { echo "cannot write synthetic traces"; exit 1; }
-expect() {
-  local want=$1 what=$2; shift 2
-  "$CLI" "$@" > "$T/out" 2> "$T/err"
-  local rc=$?
-  [ $rc -eq "$want" ] || { fail "$what: memtrace $* exited $rc, expected $want"; cat "$T/err"; return 1; }
-  echo "ok   $what"
-}
-has() { grep -qF -- "$2" "$T/out" || { fail "$1: output lacks '$2'"; cat "$T/out"; }; }
+# shellcheck source=../lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+parse_args "$@"
+setup diff GEN
+"$GEN" "$T/a.ctf" 1 && "$GEN" "$T/b.ctf" 3 || die "cannot write synthetic traces"
 
 expect 0 "text" diff "$T/a.ctf" "$T/b.ctf"
 has "totals" "allocated +2.22 KiB, live at end +1.59 KiB"
@@ -35,9 +25,5 @@ expect 2 "bad option" diff --bogus "$T/a.ctf" "$T/b.ctf"
 expect 2 "bad sort" diff --sort peak "$T/a.ctf" "$T/b.ctf"
 expect 1 "missing file" diff "$T/a.ctf" "$T/none.ctf"
 grep -qF "none.ctf" "$T/err" || fail "missing file not named"
-expect 0 "--help" diff --help
-for needle in "Usage: memtrace diff" "Output columns:" "--live-at" "Exit status"; do
-  grep -qF -- "$needle" "$T/out" || fail "--help lacks '$needle'"
-done
-[ $FAILS -eq 0 ] && echo "all passed" || echo "$FAILS failure(s)"
-[ $FAILS -eq 0 ]
+help_lists diff "Usage: memtrace diff" "Output columns:" "--live-at" "Exit status"
+finish

@@ -7,43 +7,31 @@
 #  - --from/--to windows that cover the trace keep everything.
 # Usage: filters.sh --cli MEMTRACE --default-corpus DIR
 set -u
-while [ $# -gt 0 ]; do
-  case $1 in
-    --cli) cli=$2; shift 2 ;;
-    --default-corpus) corpus=${MEMTRACE_CORPUS:-$2}; shift 2 ;;
-    *) echo "unknown argument $1"; exit 2 ;;
-  esac
-done
-[ -d "$corpus/traces" ] || { echo "FAIL: reference corpus not found at $corpus"; exit 1; }
-pass=0 fail=0
-check() { if "$@"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $*"; fi; }
-total() { awk '{s += $NF} END {print s + 0}'; }
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+# shellcheck source=../lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+parse_args "$@"
+setup fg-filters
+require_corpus
+# total: the sum of the folded stacks' weights, as an integer (print would
+# give 8.59007e+09 for synth-basic)
+total() { awk '{s += $NF} END {printf "%.0f\n", s}'; }
 
 for name in ref-test-ocamlopt real-external real-fork synth-basic; do
-  t=$corpus/traces/$name.ctf
-  ref=$tmp/ref.txt
-  if [ -f "$corpus/traces/$name.flamegraph.txt" ]; then cp "$corpus/traces/$name.flamegraph.txt" "$ref"
-  else xz -dc "$corpus/traces/$name.flamegraph.txt.xz" > "$ref"; fi
-  "$cli" flamegraph --min-size 0 "$t" > "$tmp/all.txt"
-  check cmp -s "$ref" "$tmp/all.txt"
-  "$cli" flamegraph --live-at-end "$t" > "$tmp/a.txt"
-  "$cli" flamegraph --live-at end "$t" > "$tmp/b.txt"
-  check cmp -s "$tmp/a.txt" "$tmp/b.txt"
-  sum=0
-  for src in minor major external; do
-    s=$("$cli" flamegraph --source $src "$t" | total)
-    sum=$((sum + s))
-  done
-  check [ "$sum" = "$(total < "$ref")" ]
-  "$cli" flamegraph --from 0 --to 1000000 "$t" > "$tmp/w.txt"
-  check cmp -s "$ref" "$tmp/w.txt"
+  t=$TR/$name.ctf ref=$T/ref.txt
+  ref_text "$TR/$name.flamegraph.txt" > "$ref" || { fail "$name: no reference output"; continue; }
+  "$CLI" flamegraph --min-size 0 "$t" > "$T/all.txt"
+  assert "$name: --min-size 0 gives the reference output" cmp -s "$ref" "$T/all.txt"
+  "$CLI" flamegraph --live-at-end "$t" > "$T/a.txt"
+  "$CLI" flamegraph --live-at end "$t" > "$T/b.txt"
+  assert "$name: --live-at end = --live-at-end" cmp -s "$T/a.txt" "$T/b.txt"
+  assert "$name: --source minor + major + external = all" \
+    [ "$(by_source flamegraph "$t" total)" = "$(total < "$ref")" ]
+  "$CLI" flamegraph --from 0 --to 1000000 "$t" > "$T/w.txt"
+  assert "$name: a window over the whole trace gives the reference output" cmp -s "$ref" "$T/w.txt"
 done
-t=$corpus/traces/ref-test-ocamlopt.ctf
-check [ "$("$cli" flamegraph "$t" | grep -c Stdlib)" -gt 0 ]
-check [ "$("$cli" flamegraph --hide Stdlib "$t" | grep -c Stdlib)" = 0 ]
-check [ "$("$cli" flamegraph --hide Stdlib "$t" | wc -l)" -gt 0 ]
-"$cli" flamegraph --live-at bogus "$t" > /dev/null 2>&1
-check [ $? = 2 ]
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+t=$TR/ref-test-ocamlopt.ctf
+assert "Stdlib frames without --hide" [ "$("$CLI" flamegraph "$t" | grep -c Stdlib)" -gt 0 ]
+assert "--hide Stdlib: no Stdlib frame" [ "$("$CLI" flamegraph --hide Stdlib "$t" | grep -c Stdlib)" = 0 ]
+assert "--hide Stdlib: other stacks left" [ "$("$CLI" flamegraph --hide Stdlib "$t" | wc -l)" -gt 0 ]
+expect 2 "--live-at bogus" flamegraph --live-at bogus "$t"
+finish

@@ -26,12 +26,10 @@
 # With --inverted-check (flamegraph), wherever the default output is known
 # good, `flamegraph --inverted` must print the same stacks, each reversed.
 set -u
-export LC_ALL=C
-export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}exitcode=134"
-export UBSAN_OPTIONS="${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}exitcode=134:print_stacktrace=1"
-export LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}exitcode=134"
+# shellcheck source=../lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
-TOOL= CLI= DEFAULT_CORPUS= EXPECTED= INVERTED=0
+TOOL='' EXPECTED='' INVERTED=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --tool) TOOL=$2; shift 2 ;;
@@ -39,45 +37,25 @@ while [ $# -gt 0 ]; do
     --default-corpus) DEFAULT_CORPUS=$2; shift 2 ;;
     --expected) EXPECTED=$2; shift 2 ;;
     --inverted-check) INVERTED=1; shift ;;
-    *) echo "ERROR: unknown test-script argument $1"; exit 1 ;;
+    *) die "unknown test-script argument $1" ;;
   esac
 done
-case "$TOOL" in flamegraph|hotspots) ;; *) echo "ERROR: bad --tool '$TOOL'"; exit 1 ;; esac
-if [ -z "$CLI" ] || [ ! -x "$CLI" ]; then
-  echo "ERROR: memtrace CLI not found or not executable: '$CLI' (build the memtrace_cli target)"
-  exit 1
-fi
-CORPUS=${MEMTRACE_CORPUS:-$DEFAULT_CORPUS}
-if [ -z "$CORPUS" ] || [ ! -d "$CORPUS/traces" ]; then
-  echo "ERROR: reference corpus not found at '$CORPUS': set MEMTRACE_CORPUS=/path/to/corpus" \
-       "or configure with -DMT_CORPUS_DIR=/path/to/corpus"
-  exit 1
-fi
+case "$TOOL" in flamegraph|hotspots) ;; *) die "bad --tool '$TOOL'" ;; esac
+setup "$TOOL"
+require_corpus
 echo "corpus: $CORPUS"
 echo "cli:    $CLI $TOOL"
+CHECKED=0 FAILED=()
 
-T=$(mktemp -d "${TMPDIR:-/tmp}/memtrace-$TOOL.XXXXXX") || exit 1
-trap 'rm -rf "$T"' EXIT
-FAILS=0 CHECKED=0 FAILED=()
-
-fail() {  # fail NAME MESSAGE
-  echo "FAIL $1: $2"
-  FAILS=$((FAILS + 1))
+fail_file() {  # fail_file NAME MESSAGE
+  fail "$1: $2"
   FAILED+=("$1")
 }
 
-show_diff() {  # show_diff EXPECTED ACTUAL
-  diff -u --label expected --label actual "$1" "$2" | head -n 30 | cut -c1-200 | sed 's/^/    /'
-}
-
-show_stderr() {
-  if [ -s "$T/err" ]; then head -n 10 "$T/err" | cut -c1-200 | sed 's/^/    stderr| /'; fi
-}
+show_stderr() { if [ -s "$T/err" ]; then show_err 10; fi; }
 
 cat_ref() {  # cat_ref DIR NAME -> reference stdout; false if none
-  if [ -f "$1/$2.$TOOL.txt" ]; then cat -- "$1/$2.$TOOL.txt"
-  elif [ -f "$1/$2.$TOOL.txt.xz" ]; then xz -dc -- "$1/$2.$TOOL.txt.xz"
-  else return 1; fi
+  ref_text "$1/$2.$TOOL.txt"
 }
 
 # Reverse the frames of folded-stack lines ("a;b;c N" -> "c;b;a N"), sorted.
@@ -96,7 +74,7 @@ check_inverted() {  # check_inverted LABEL CTF  ($T/want holds the default outpu
   reverse_stacks < "$T/want" > "$T/inv.want"
   sort "$T/inv" > "$T/inv.got"
   if [ $rc -ne 0 ] || ! cmp -s "$T/inv.want" "$T/inv.got"; then
-    fail "$1" "flamegraph --inverted (exit $rc) does not print the reversed stacks"
+    fail_file "$1" "flamegraph --inverted (exit $rc) does not print the reversed stacks"
     show_diff "$T/inv.want" "$T/inv.got"
     return 1
   fi
@@ -114,7 +92,7 @@ for sub in traces malformed; do
     "$CLI" "$TOOL" "$ctf" > "$T/out" 2> "$T/err"
     rc=$?
     if grep -Eq 'Sanitizer|runtime error:' "$T/err" || [ $rc -ge 128 ]; then
-      fail "$label" "crashed or sanitizer report (exit $rc)"; show_stderr; continue
+      fail_file "$label" "crashed or sanitizer report (exit $rc)"; show_stderr; continue
     fi
     ref_rc=0
     [ -f "$dir/$name.$TOOL.exit" ] && ref_rc=$(cat "$dir/$name.$TOOL.exit")
@@ -125,18 +103,18 @@ for sub in traces malformed; do
     if [ "$sub" = traces ] && [ -f "$EXPECTED/$name.$TOOL.txt" ]; then
       cp "$EXPECTED/$name.$TOOL.txt" "$T/want"
       if [ $rc -ne 0 ] || [ -s "$T/err" ] || ! cmp -s "$T/want" "$T/out"; then
-        fail "$label" "exit $rc; expected exit 0, empty stderr and $EXPECTED/$name.$TOOL.txt"
+        fail_file "$label" "exit $rc; expected exit 0, empty stderr and $EXPECTED/$name.$TOOL.txt"
         show_diff "$T/want" "$T/out"; show_stderr; continue
       fi
       check_inverted "$label" "$ctf" || continue
       echo "ok   $label (the reference failed; matches our expected output)"
     elif [ $have_ref = 1 ] && [ "$ref_rc" = 0 ]; then
       if [ $rc -ne 0 ] || ! cmp -s "$T/want" "$T/out"; then
-        fail "$label" "exit $rc; output differs from the reference"
+        fail_file "$label" "exit $rc; output differs from the reference"
         show_diff "$T/want" "$T/out"; show_stderr; continue
       fi
       if ! cmp -s "$T/referr" "$T/err"; then
-        fail "$label" "stderr differs from the reference's"
+        fail_file "$label" "stderr differs from the reference's"
         show_diff "$T/referr" "$T/err"; continue
       fi
       check_inverted "$label" "$ctf" || continue
@@ -144,13 +122,13 @@ for sub in traces malformed; do
     elif [ "$ref_rc" != 0 ] && [ "$sub" = traces ] &&
          grep -Eq 'Assertion failed|index out of bounds' "$T/referr"; then
       if [ $rc -ne 0 ] || [ -s "$T/err" ]; then
-        fail "$label" "exit $rc; the reference died of a tool bug ($(head -c 100 "$T/referr")), we must succeed"
+        fail_file "$label" "exit $rc; the reference died of a tool bug ($(head -c 100 "$T/referr")), we must succeed"
         show_stderr; continue
       fi
       echo "ok   $label (the reference failed: $(head -c 80 "$T/referr"); we succeed)"
     elif [ "$ref_rc" != 0 ]; then
       if [ $rc -ne 1 ] || [ -s "$T/out" ] || [ ! -s "$T/err" ]; then
-        fail "$label" "exit $rc; expected exit 1, empty stdout and a message (the reference exited $ref_rc)"
+        fail_file "$label" "exit $rc; expected exit 1, empty stdout and a message (the reference exited $ref_rc)"
         show_stderr; continue
       fi
       echo "ok   $label (rejected: $(head -n 1 "$T/err" | cut -c1-100))"
@@ -159,13 +137,13 @@ for sub in traces malformed; do
       [ "$sub/$name" = traces/ref-head-ocamlopt-v3 ] && equiv=ref-test-ocamlopt
       if [ -n "$equiv" ] && cat_ref "$dir" "$equiv" > "$T/want"; then
         if [ $rc -ne 0 ] || [ -s "$T/err" ] || ! cmp -s "$T/want" "$T/out"; then
-          fail "$label" "exit $rc; output differs from that of $equiv.ctf (same events)"
+          fail_file "$label" "exit $rc; output differs from that of $equiv.ctf (same events)"
           show_diff "$T/want" "$T/out"; show_stderr; continue
         fi
         check_inverted "$label" "$ctf" || continue
         echo "ok   $label (no reference output; same as $equiv)"
       elif [ $rc -ne 0 ]; then
-        fail "$label" "exit $rc (no reference output to compare with)"; show_stderr
+        fail_file "$label" "exit $rc (no reference output to compare with)"; show_stderr
       else
         echo "ok   $label (no reference output; ran, exit 0)"
       fi

@@ -4,19 +4,15 @@
 # every corpus trace the reference tool reports on.
 # Usage: json.sh --cli MEMTRACE --default-corpus DIR
 set -u
-while [ $# -gt 0 ]; do
-  case $1 in
-    --cli) cli=$2; shift 2 ;;
-    --default-corpus) corpus=${MEMTRACE_CORPUS:-$2}; shift 2 ;;
-    *) echo "unknown argument $1"; exit 2 ;;
-  esac
-done
-[ -d "$corpus/traces" ] || { echo "FAIL: reference corpus not found at $corpus"; exit 1; }
-pass=0 fail=0
-for t in "$corpus"/traces/*.ctf; do
+# shellcheck source=../lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+parse_args "$@"
+setup hs-json
+require_corpus
+for t in "$TR"/*.ctf; do
   name=$(basename "$t" .ctf)
-  [ -f "$corpus/traces/$name.hotspots.exit" ] && continue
-  if python3 - "$cli" "$t" <<'PY'
+  [ -f "$TR/$name.hotspots.exit" ] && continue
+  if python3 - "$CLI" "$t" <<'PY'
 import json, re, subprocess, sys
 cli, t = sys.argv[1], sys.argv[2]
 text = subprocess.run([cli, "hotspots", t], capture_output=True, text=True).stdout
@@ -30,7 +26,6 @@ for (pct, fn, fname, _), h in zip(heads, data["hot"]):
 assert len(vias) == sum(len(h["callers"]) for h in data["hot"])
 assert data["samples"] == int(re.search(r"(-?\d+) samples of", text).group(1))
 PY
-  then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $name"; fi
+  then pass "$name"; else fail "$name: --json and the text report disagree (see above)"; fi
 done
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ] && [ "$pass" -gt 0 ]
+finish

@@ -1,26 +1,14 @@
 #!/usr/bin/env bash
 # `memtrace live` tests: exact timeline, sparkline and peak on the synthetic
 # trace of tests/analysis/synth.h, filters, standard input, usage errors
-# (exit 2), --help, bad traces (exit 1).   live_test.sh CLI GEN_SYNTH
+# (exit 2), --help, bad traces (exit 1).
+#   live_test.sh --cli MEMTRACE --gen GEN_SYNTH
 set -u
-export LC_ALL=C
-CLI=$1 GEN=$2
-T=$(mktemp -d "${TMPDIR:-/tmp}/memtrace-live.XXXXXX") || exit 1
-trap 'rm -rf "$T"' EXIT
-FAILS=0
-fail() { echo "FAIL $*"; FAILS=$((FAILS + 1)); }
-"$GEN" "$T/s.ctf" || { echo "cannot write synthetic trace"; exit 1; }
-
-expect() {  # expect RC DESCRIPTION ARGS...
-  local want=$1 what=$2; shift 2
-  "$CLI" "$@" > "$T/out" 2> "$T/err"
-  local rc=$?
-  [ $rc -eq "$want" ] || { fail "$what: memtrace $* exited $rc, expected $want"; cat "$T/err"; return 1; }
-  echo "ok   $what"
-}
-has() {
-  grep -qF -- "$2" "$T/out" || { fail "$1: output lacks '$2'"; cat "$T/out"; }
-}
+# shellcheck source=../lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+parse_args "$@"
+setup live GEN
+"$GEN" "$T/s.ctf" || die "cannot write synthetic trace"
 
 expect 0 "text" live --points 10 "$T/s.ctf"
 has "row 100us" "    0.000100 s       864 B        16 B       848 B"
@@ -64,10 +52,5 @@ expect 1 "missing file" live "$T/none.ctf"
 printf 'garbage' > "$T/g.ctf"
 expect 1 "not a trace" live "$T/g.ctf"
 grep -q "memtrace live: .*g.ctf" "$T/err" || fail "bad trace message"
-expect 0 "--help" live --help
-for needle in "Usage: memtrace live" "Output columns:" "--points N" "--live-at" "Exit status"; do
-  grep -qF -- "$needle" "$T/out" || fail "--help lacks '$needle'"
-done
-
-[ $FAILS -eq 0 ] && echo "all passed" || echo "$FAILS failure(s)"
-[ $FAILS -eq 0 ]
+help_lists live "Usage: memtrace live" "Output columns:" "--points N" "--live-at" "Exit status"
+finish

@@ -19,37 +19,12 @@
  *       nsamples >= 1.
  */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "memtrace/memtrace.h"
-
-static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int fail(const char *fmt, ...)
-{
-    va_list ap;
-    printf("FAIL: ");
-    va_start(ap, fmt);
-    vprintf(fmt, ap);
-    va_end(ap);
-    printf("\n");
-    return 1;
-}
-
-static mt_reader *open_trace(const char *path, int skip_bt)
-{
-    mt_reader_options o = {0};
-    o.skip_backtraces = skip_bt;
-    mt_reader *r = mt_reader_create(&o);
-    if (!r || mt_reader_open_file(r, path) != MT_OK) {
-        printf("FAIL: cannot read %s: %s\n", path, r ? mt_reader_error(r) : "nomem");
-        mt_reader_close(r);
-        return NULL;
-    }
-    return r;
-}
+#include "trace_check.h"
 
 static int64_t floor_s(int64_t dt)
 {

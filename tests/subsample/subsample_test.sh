@@ -6,69 +6,14 @@
 #   SECTION                 factor1 | factor10 | seed | window | args | damaged
 # A missing corpus is a failure, never a skip.
 set -u
-export LC_ALL=C
-export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}exitcode=134"
-export UBSAN_OPTIONS="${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}exitcode=134:print_stacktrace=1"
-export LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}exitcode=134"
+# shellcheck source=../lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+parse_args "$@"
+setup subsample CHECK
+require_corpus
 
-CLI= CHECK= default_corpus= SECTION=
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --cli) CLI=$2; shift 2 ;;
-    --check) CHECK=$2; shift 2 ;;
-    --default-corpus) default_corpus=$2; shift 2 ;;
-    -*) echo "ERROR: unknown test-script argument $1"; exit 1 ;;
-    *) SECTION=$1; shift ;;
-  esac
-done
-if [ -z "$CLI" ] || [ ! -x "$CLI" ]; then
-  echo "ERROR: memtrace CLI not found or not executable: '$CLI'"; exit 1
-fi
-if [ -z "$CHECK" ] || [ ! -x "$CHECK" ]; then
-  echo "ERROR: subsample_check not found or not executable: '$CHECK'"; exit 1
-fi
-CORPUS=${MEMTRACE_CORPUS:-$default_corpus}
-if [ -z "$CORPUS" ] || [ ! -d "$CORPUS/traces" ]; then
-  echo "ERROR: reference corpus not found at '$CORPUS' (set MEMTRACE_CORPUS" \
-       "or configure with -DMT_CORPUS_DIR=...)"
-  exit 1
-fi
-TR=$CORPUS/traces
-
-T=$(mktemp -d "${TMPDIR:-/tmp}/memtrace-subsample.XXXXXX") || exit 1
-trap 'rm -rf "$T"' EXIT
-FAILS=0
-PASSES=0
-
-fail() { FAILS=$((FAILS + 1)); printf 'FAIL %s\n' "$*"; }
-pass() { PASSES=$((PASSES + 1)); printf 'ok   %s\n' "$*"; }
-
-need() {
-  if [ ! -f "$1" ]; then
-    fail "corpus file missing: $1"
-    return 1
-  fi
-}
-
-# sub ARGS... : run `memtrace subsample ARGS`, RC = status, stderr in $T/err
-sub() {
-  "$CLI" subsample "$@" > "$T/out" 2> "$T/err" < /dev/null
-  RC=$?
-  if [ "$RC" -ge 128 ] ||
-     grep -Eq 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$T/err"; then
-    sed 's/^/    | /' "$T/err" | head -n 20
-  fi
-}
-
-show_err() { head -n 5 "$T/err" | sed 's/^/    | /'; }
-
-# check MODE ARGS... : run subsample_check, print its output indented
-check() {
-  "$CHECK" "$@" > "$T/chk" 2>&1
-  local rc=$?
-  sed 's/^/    /' "$T/chk"
-  return $rc
-}
+# sub ARGS... : run `memtrace subsample ARGS` (see run in lib.sh)
+sub() { run subsample "$@"; }
 
 section_factor1() {
   # FACTOR 1 keeps every sample, so every allocation survives with its id:
@@ -86,7 +31,7 @@ section_factor1() {
     elif ! cmp -s "$T/a.txt" "$T/b.txt"; then
       fail "$t: factor 1: dump differs from the input's"
       diff "$T/a.txt" "$T/b.txt" | head -n 6 | cut -c1-160 | sed 's/^/    | /'
-    elif ! check rate "$TR/$t.ctf" "$T/o.ctf" 1 || ! check valid "$T/o.ctf"; then
+    elif ! checker rate "$TR/$t.ctf" "$T/o.ctf" 1 || ! checker valid "$T/o.ctf"; then
       fail "$t: factor 1: output checks"
     else pass "$t: factor 1 reproduces every event"; fi
   done
@@ -103,7 +48,7 @@ section_factor1() {
   if need "$TR/synth-abuse.ctf"; then
     sub "$TR/synth-abuse.ctf" "$T/o.ctf" 1
     if [ "$RC" -ne 0 ]; then fail "synth-abuse: exit $RC"; show_err
-    elif ! check valid "$T/o.ctf"; then fail "synth-abuse: output not consistent"
+    elif ! checker valid "$T/o.ctf"; then fail "synth-abuse: output not consistent"
     else pass "synth-abuse: output consistent"; fi
   fi
 }
@@ -117,23 +62,23 @@ section_factor10() {
     local d="real-external factor 10 (seed ${seed:-default})"
     if [ "$RC" -ne 0 ]; then fail "$d: exit $RC"; show_err; continue; fi
     if [ -s "$T/out" ] || [ -s "$T/err" ]; then fail "$d: unexpected output"; show_err; fi
-    if ! check rate "$in" "$T/o.ctf" 10; then fail "$d: sample rate / info"
-    elif ! check valid "$T/o.ctf"; then fail "$d: promote/collect consistency"
-    elif ! check samples "$in" "$T/o.ctf" 10; then fail "$d: kept samples"
+    if ! checker rate "$in" "$T/o.ctf" 10; then fail "$d: sample rate / info"
+    elif ! checker valid "$T/o.ctf"; then fail "$d: promote/collect consistency"
+    elif ! checker samples "$in" "$T/o.ctf" 10; then fail "$d: kept samples"
     else pass "$d"; fi
   done
   # Huge nsamples (up to 2^33 and beyond) must be subsampled quickly.
   if need "$TR/synth-basic.ctf"; then
     sub --seed 7 "$TR/synth-basic.ctf" "$T/o.ctf" 3
     if [ "$RC" -ne 0 ]; then fail "synth-basic factor 3: exit $RC"; show_err
-    elif ! check valid "$T/o.ctf" || ! check rate "$TR/synth-basic.ctf" "$T/o.ctf" 3; then
+    elif ! checker valid "$T/o.ctf" || ! checker rate "$TR/synth-basic.ctf" "$T/o.ctf" 3; then
       fail "synth-basic factor 3: output checks"
     else pass "synth-basic factor 3 (huge sample counts)"; fi
   fi
   # --format-version 3 output reads back too.
   sub --seed 4 --format-version 3 "$in" "$T/o3.ctf" 10
   if [ "$RC" -ne 0 ]; then fail "factor 10 v3: exit $RC"; show_err
-  elif ! check valid "$T/o3.ctf" || ! check samples "$in" "$T/o3.ctf" 10; then
+  elif ! checker valid "$T/o3.ctf" || ! checker samples "$in" "$T/o3.ctf" 10; then
     fail "factor 10 v3: output checks"
   else pass "factor 10 --format-version 3"; fi
 }
@@ -165,14 +110,14 @@ section_window() {
     sub --seed 9 "$in" "$T/o.ctf" "$f" "$1" "$2"
     local d="synth-time window [$1, $2) factor $f"
     if [ "$RC" -ne 0 ]; then fail "$d: exit $RC"; show_err; continue; fi
-    if ! check valid "$T/o.ctf"; then fail "$d: output not consistent"; continue; fi
+    if ! checker valid "$T/o.ctf"; then fail "$d: output not consistent"; continue; fi
     if [ "$1" = 3 ] && [ "$2" = 3 ]; then
       # empty window: a valid trace with no event at all
       if [ -n "$("$CLI" dump "$T/o.ctf")" ]; then fail "$d: events in an empty window"
       else pass "$d: empty"; fi
       continue
     fi
-    if ! check window "$in" "$T/o.ctf" "$1" "$2" "$f"; then fail "$d"
+    if ! checker window "$in" "$T/o.ctf" "$1" "$2" "$f"; then fail "$d"
     else pass "$d"; fi
   done
 }
@@ -180,46 +125,29 @@ section_window() {
 section_args() {
   local in=$TR/synth-basic.ctf
   need "$in" || return
-  local -a cases=(
-    "no arguments|"
-    "IN only|$in"
-    "no FACTOR|$in $T/o.ctf"
-    "FACTOR 0|$in $T/o.ctf 0"
-    "FACTOR negative|$in $T/o.ctf -3"
-    "FACTOR not a number|$in $T/o.ctf ten"
-    "FACTOR fractional|$in $T/o.ctf 1.5"
-    "FACTOR with junk|$in $T/o.ctf 10x"
-    "FACTOR empty|$in $T/o.ctf ''"
-    "FACTOR too large|$in $T/o.ctf 99999999999999999999"
-    "START without END|$in $T/o.ctf 10 5"
-    "START not a number|$in $T/o.ctf 10 a 5"
-    "END not a number|$in $T/o.ctf 10 0 5.5"
-    "too many arguments|$in $T/o.ctf 10 0 5 6"
-    "--seed without value|$in $T/o.ctf 10 --seed"
-    "--seed not a number|--seed abc $in $T/o.ctf 10"
-    "--seed negative|--seed -1 $in $T/o.ctf 10"
-    "--format-version 4|--format-version 4 $in $T/o.ctf 10"
-    "unknown option|--frobnicate $in $T/o.ctf 10"
+  usage_errors subsample "$T/o.ctf" \
+    "no arguments|" \
+    "IN only|$in" \
+    "no FACTOR|$in $T/o.ctf" \
+    "FACTOR 0|$in $T/o.ctf 0" \
+    "FACTOR negative|$in $T/o.ctf -3" \
+    "FACTOR not a number|$in $T/o.ctf ten" \
+    "FACTOR fractional|$in $T/o.ctf 1.5" \
+    "FACTOR with junk|$in $T/o.ctf 10x" \
+    "FACTOR empty|$in $T/o.ctf ''" \
+    "FACTOR too large|$in $T/o.ctf 99999999999999999999" \
+    "START without END|$in $T/o.ctf 10 5" \
+    "START not a number|$in $T/o.ctf 10 a 5" \
+    "END not a number|$in $T/o.ctf 10 0 5.5" \
+    "too many arguments|$in $T/o.ctf 10 0 5 6" \
+    "--seed without value|$in $T/o.ctf 10 --seed" \
+    "--seed not a number|--seed abc $in $T/o.ctf 10" \
+    "--seed negative|--seed -1 $in $T/o.ctf 10" \
+    "--format-version 4|--format-version 4 $in $T/o.ctf 10" \
+    "unknown option|--frobnicate $in $T/o.ctf 10" \
     "OUT same as IN|$in $in 10"
-  )
-  local c d args
-  for c in "${cases[@]}"; do
-    d=${c%%|*}
-    args=${c#*|}
-    rm -f "$T/o.ctf"
-    eval "sub $args"
-    if [ "$RC" -ne 2 ]; then fail "$d: expected exit 2, got $RC"; show_err
-    elif [ ! -s "$T/err" ]; then fail "$d: no message on stderr"
-    elif [ -e "$T/o.ctf" ]; then fail "$d: output file created"
-    else pass "$d: exit 2"; fi
-  done
   # OUT naming IN through another path must not truncate IN either.
-  cp "$in" "$T/in.ctf"
-  ln -s "$T/in.ctf" "$T/link.ctf"
-  sub "$T/in.ctf" "$T/link.ctf" 10
-  if [ "$RC" -ne 2 ]; then fail "OUT is a link to IN: expected exit 2, got $RC"
-  elif ! cmp -s "$in" "$T/in.ctf"; then fail "OUT is a link to IN: IN was modified"
-  else pass "OUT is a link to IN: exit 2, IN intact"; fi
+  in_out_errors subsample "$in" 10
   sub --help
   if [ "$RC" -ne 0 ] || ! grep -q 'Usage: memtrace subsample' "$T/out" ||
      ! grep -q -- '--seed' "$T/out" || [ -s "$T/err" ]; then
@@ -229,13 +157,6 @@ section_args() {
   cd "$T" && sub -- -in.ctf -out.ctf 2 -1 5; cd - > /dev/null
   if [ "$RC" -ne 0 ] || [ ! -s "$T/-out.ctf" ]; then fail "-- before names starting with -: exit $RC"
   else pass "-- before names starting with -"; fi
-  sub "$T/nonexistent.ctf" "$T/o.ctf" 10
-  if [ "$RC" -ne 1 ] || ! grep -q nonexistent "$T/err"; then
-    fail "missing input: expected exit 1 naming the file, got $RC"
-  else pass "missing input: exit 1"; fi
-  sub "$in" "$T/no/such/dir/o.ctf" 10
-  if [ "$RC" -ne 1 ] || [ ! -s "$T/err" ]; then fail "uncreatable output: expected exit 1"
-  else pass "uncreatable output: exit 1"; fi
 }
 
 section_damaged() {
@@ -246,10 +167,7 @@ section_damaged() {
     need "$m/$t.ctf" || continue
     sub --seed 1 "$m/$t.ctf" "$T/o.ctf" 1
     local d="$t: factor 1"
-    if [ "$RC" -ne 1 ]; then fail "$d: expected exit 1, got $RC"; show_err; continue; fi
-    if ! grep -q "$t.ctf" "$T/err" || ! grep -q offset "$T/err"; then
-      fail "$d: message should name the file and the offset"; show_err; continue
-    fi
+    rejected_at_offset "$d" "$t.ctf" || continue
     "$CLI" dump "$m/$t.ctf" > "$T/a.txt" 2> /dev/null
     "$CLI" dump "$T/o.ctf" > "$T/b.txt" 2> "$T/err"
     if [ $? -ne 0 ]; then fail "$d: output is not a valid trace"; show_err
@@ -258,18 +176,11 @@ section_damaged() {
     else pass "$d: exit 1, $(wc -l < "$T/b.txt") events before the damage kept"; fi
   done
   # Damage in the trace info: nothing can be done, exit 1.
-  for t in bad-empty bad-magic bad-truncated-info; do
-    need "$m/$t.ctf" || continue
-    sub "$m/$t.ctf" "$T/o.ctf" 2
-    if [ "$RC" -ne 1 ] || [ ! -s "$T/err" ]; then fail "$t: expected exit 1 and a message"
-    else pass "$t: exit 1"; fi
-  done
+  bad_headers subsample 2
 }
 
 case "$SECTION" in
   factor1|factor10|seed|window|args|damaged) "section_$SECTION" ;;
-  *) echo "ERROR: unknown section '$SECTION'"; exit 1 ;;
+  *) die "unknown section '$SECTION'" ;;
 esac
-
-echo "$PASSES passed, $FAILS failed"
-[ "$FAILS" -eq 0 ]
+finish

@@ -2,26 +2,13 @@
 # `memtrace top` tests: exact numbers on the synthetic trace of
 # tests/analysis/synth.h, totals equal to `memtrace info`'s samples / rate *
 # 8 on a corpus trace, usage errors (exit 2), --help, bad traces (exit 1).
-#   top_test.sh CLI GEN_SYNTH CORPUS_DIR
+#   top_test.sh --cli MEMTRACE --gen GEN_SYNTH --default-corpus DIR
 set -u
-export LC_ALL=C
-CLI=$1 GEN=$2 CORPUS=${MEMTRACE_CORPUS:-$3}
-T=$(mktemp -d "${TMPDIR:-/tmp}/memtrace-top.XXXXXX") || exit 1
-trap 'rm -rf "$T"' EXIT
-FAILS=0
-fail() { echo "FAIL $*"; FAILS=$((FAILS + 1)); }
-"$GEN" "$T/s.ctf" || { echo "cannot write synthetic trace"; exit 1; }
-
-expect() {  # expect RC DESCRIPTION ARGS...
-  local want=$1 what=$2; shift 2
-  "$CLI" "$@" > "$T/out" 2> "$T/err"
-  local rc=$?
-  [ $rc -eq "$want" ] || { fail "$what: memtrace $* exited $rc, expected $want"; cat "$T/err"; return 1; }
-  echo "ok   $what"
-}
-has() {  # has DESCRIPTION FIXED-STRING (in $T/out)
-  grep -qF -- "$2" "$T/out" || { fail "$1: output lacks '$2'"; cat "$T/out"; }
-}
+# shellcheck source=../lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+parse_args "$@"
+setup top GEN
+"$GEN" "$T/s.ctf" || die "cannot write synthetic trace"
 
 expect 0 "text report" top "$T/s.ctf"
 has "header totals" "Allocated 1.11 KiB (71 samples) at 4 sites; live at peak (0.000600 s): 976 B; live at end: 816 B"
@@ -45,21 +32,19 @@ expect 0 "live-at peak" top --live-at=peak --json "$T/s.ctf"
 has "peak total" '"total": {"allocated_bytes": 976,'
 
 # Totals agree with `memtrace info`: samples / rate * 8.
-TR=$CORPUS/traces/real-ocamlopt-1e-5.ctf
-if [ -f "$TR" ]; then
-  expect 0 "corpus json" top --json "$TR"
+trace=$CORPUS/traces/real-ocamlopt-1e-5.ctf
+if need "$trace"; then
+  expect 0 "corpus json" top --json "$trace"
   got=$(grep -o '"total": {"allocated_bytes": [0-9.e+]*' "$T/out" | grep -o '[0-9.e+]*$')
-  "$CLI" info --json "$TR" > "$T/info" || fail "info failed"
+  "$CLI" info --json "$trace" > "$T/info" || fail "info failed"
   want=$(grep -o '"total_alloc": [0-9.e+]*' "$T/info" | grep -o '[0-9.e+]*$')
-  awk -v a="$got" -v b="$want" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b > 0 && d <= 1e-9 * b) }' ||
-    fail "total $got differs from info's $want"
-  echo "ok   corpus total $got = info $want"
+  if awk -v a="$got" -v b="$want" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b > 0 && d <= 1e-9 * b) }'; then
+    pass "corpus total $got = info $want"
+  else fail "total $got differs from info's $want"; fi
   expect 1 "malformed trace" top "$CORPUS/malformed/bad-bt-flip-bucket.ctf"
   grep -q "memtrace top: .*invalid location code" "$T/err" || fail "no message for malformed trace"
   expect 1 "truncated trace" top "$CORPUS/malformed/bad-truncated-mid-header.ctf"
   grep -q "memtrace top: .*offset" "$T/err" || { fail "no offset in message"; cat "$T/err"; }
-else
-  fail "corpus trace $TR missing"
 fi
 
 expect 2 "no TRACE" top
@@ -75,10 +60,5 @@ expect 1 "missing file" top "$T/none.ctf"
 grep -qF "$T/none.ctf" "$T/err" || fail "missing file not named"
 printf 'garbage' > "$T/g.ctf"
 expect 1 "not a trace" top "$T/g.ctf"
-expect 0 "--help" top --help
-for needle in "Usage: memtrace top" "Output columns:" "--live-at" "--hide FUNC" "Exit status"; do
-  grep -qF -- "$needle" "$T/out" || fail "--help lacks '$needle'"
-done
-
-[ $FAILS -eq 0 ] && echo "all passed" || echo "$FAILS failure(s)"
-[ $FAILS -eq 0 ]
+help_lists top "Usage: memtrace top" "Output columns:" "--live-at" "--hide FUNC" "Exit status"
+finish
