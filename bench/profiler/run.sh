@@ -6,7 +6,9 @@
 #  2. binary_trees and a 2-thread malloc stress run plain, under
 #     `memtrace run` at the default rate, at --every 4096, and under
 #     heaptrack (if installed), RUNS times each (default 5), interleaved;
-#     median wall time, ratio to plain, and trace file sizes.
+#     median wall time, median CPU time (user + system, which the other
+#     loads of a shared machine disturb less), ratios to plain, and trace
+#     file sizes.
 # BUILD_DIR (default build) holds memtrace and libmemtrace_preload.so.
 set -eu
 export LC_ALL=C
@@ -29,6 +31,13 @@ elapsed() {  # elapsed CMD...: wall seconds, output discarded
   "$@" > /dev/null 2> "$W/err" || { echo "failed: $*" >&2; cat "$W/err" >&2; exit 1; }
   t1=$(now)
   awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.4f\n", b - a }'
+}
+TIME=/usr/bin/time
+[ -x "$TIME" ] || { echo "needs GNU time ($TIME; Debian package time)"; exit 1; }
+timed() {  # timed CMD...: "wall cpu" seconds (cpu: user + system of CMD and its children)
+  local w
+  w=$(elapsed "$TIME" -f "%U %S" -o "$W/cpu" "$@")
+  awk -v w="$w" '{ printf "%s %.4f\n", w, $1 + $2 }' "$W/cpu"
 }
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
@@ -61,24 +70,27 @@ bench() {  # bench NAME CMD...
     for m in $modes; do
       rm -f "$W/$name.$m.trace"*
       case $m in
-        plain) t=$(elapsed "$@") ;;
-        default) t=$(elapsed "$CLI" run -o "$W/$name.$m.trace" -- "$@") ;;
-        every4096) t=$(elapsed "$CLI" run --every 4096 -o "$W/$name.$m.trace" -- "$@") ;;
-        heaptrack) t=$(elapsed "$HT" -o "$W/$name.$m.trace" "$@") ;;
+        plain) t=$(timed "$@") ;;
+        default) t=$(timed "$CLI" run -o "$W/$name.$m.trace" -- "$@") ;;
+        every4096) t=$(timed "$CLI" run --every 4096 -o "$W/$name.$m.trace" -- "$@") ;;
+        heaptrack) t=$(timed "$HT" -o "$W/$name.$m.trace" "$@") ;;
       esac
       echo "$t" >> "$W/$name.$m"
     done
   done
-  local base
-  base=$(median < "$W/$name.plain")
-  printf "  %-28s %9s %8s %14s\n" "$name" "median s" "ratio" "trace bytes"
+  local base cbase
+  base=$(cut -d' ' -f1 "$W/$name.plain" | median)
+  cbase=$(cut -d' ' -f2 "$W/$name.plain" | median)
+  printf "  %-22s %9s %8s %9s %8s %14s\n" "$name" "wall s" "ratio" "cpu s" "ratio" "trace bytes"
   for m in $modes; do
-    local t size=-
-    t=$(median < "$W/$name.$m")
+    local t c size=-
+    t=$(cut -d' ' -f1 "$W/$name.$m" | median)
+    c=$(cut -d' ' -f2 "$W/$name.$m" | median)
     if [ $m != plain ]; then
       size=$(cat "$W/$name.$m.trace"* 2>/dev/null | wc -c)
     fi
-    awk -v m=$m -v t="$t" -v b="$base" -v s="$size" 'BEGIN { printf "  %-28s %9.3f %7.3fx %14s\n", m, t, t / b, s }'
+    awk -v m=$m -v t="$t" -v b="$base" -v c="$c" -v cb="$cbase" -v s="$size" \
+      'BEGIN { printf "  %-22s %9.3f %7.3fx %9.3f %7.3fx %14s\n", m, t, t / b, c, c / cb, s }'
   done
 }
 bench binary_trees_17 "$W/binary_trees" 17

@@ -145,8 +145,9 @@ extern double mt_coef MT_HIDDEN;
  * mt_sample_record or mt_sample_drop: the caller allocates the block
  * (from the region) in between. */
 MT_HIDDEN int64_t mt_sample_draw(size_t bytes);
-/* Write the alloc event of a sampled block at ptr (NULL: an external
- * allocation, nothing to remember). Returns the object id + 1, or 0. */
+/* The alloc event of a sampled block at ptr (buffered; returns 1), or of
+ * an external allocation (ptr NULL: written at once; returns its id + 1,
+ * or 0 if no event was written). */
 MT_HIDDEN uint64_t mt_sample_record(void *ptr, size_t bytes, int64_t samples);
 /* The block could not be allocated in the region: no event. */
 MT_HIDDEN void mt_sample_drop(void);

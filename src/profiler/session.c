@@ -1,8 +1,9 @@
 /*
  * session.c - one tracing session per process: the trace file and its
- * writer behind one lock taken only on the sampled path, the start from the
- * environment (spec 10.4) or the in-process API, the background flusher,
- * fork handling, and the sampled allocation / collection events.
+ * writer behind one lock, the start from the environment (spec 10.4) or
+ * the in-process API, the sampled allocation / collection events (buffered
+ * per thread, merged into the writer under the lock), their clock, the
+ * background flusher, and fork handling.
  *
  * Never harm the program: a bad setting, a file that cannot be opened or a
  * failed write prints one line on stderr and the program goes on untraced.
@@ -280,16 +281,17 @@ static void collect_id(int64_t id, int64_t now)
  * collect after its alloc, and an alloc of a reused address after the
  * collect of the block that was there, whatever the clocks of the cores
  * say. (One atomic counter for all threads did the same, but its cache
- * line bouncing between the cores cost ~8% at one sample per 4 KiB.) Buffers are drained when one fills, once a
- * second (the flusher thread, or the sampled path of a single-threaded
- * program), before fork, at stop and exit, and when a thread ends; a
- * finished thread's buffer goes to the next new thread. Times are those of
- * the events, made non-decreasing in the merged order. */
+ * line bouncing between the cores cost ~8% at one sample per 4 KiB.)
+ * Buffers are drained when one fills, once a second (the flusher thread,
+ * or the sampled path of a single-threaded program), before fork, at stop
+ * and exit, and when a thread ends; a finished thread's buffer goes to the
+ * next new thread. Times are those of the events, made non-decreasing in
+ * the merged order. */
 #define TB_EVENTS 256
 #define TB_CODES 8192
 
 typedef struct tb_event {
-    uint64_t seq;
+    uint64_t seq;               /* the order stamp                         */
     int64_t time;
     uintptr_t ptr;
     int64_t words;              /* -1: a collect                           */
@@ -394,8 +396,8 @@ static tbuf *my_tbuf(mt_thread *t)
 }
 
 /* Append an event (codes: n of them; time now, read at TSC value tsc) to
- * the thread's buffer; 0, or -1 if
- * the thread has no buffer (the caller writes the event itself). */
+ * the thread's buffer; 0, or -1 if the thread has no buffer (the caller
+ * writes the event itself). */
 static int tb_append(mt_thread *t, uintptr_t ptr, int64_t now, uint64_t tsc, int64_t words,
                      int64_t samples, const uint64_t *codes, size_t n)
 {
