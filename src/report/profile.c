@@ -103,9 +103,9 @@ static int bins_flush(rp_profile *p, uint32_t id)
         return -1;
     rp_bin *b = &p->bins[p->nbins_used++];
     b->stack = id;
-    b->bin = (uint32_t)p->bin_cur[id];
-    b->n = p->bin_acc[id];
-    p->bin_cur[id] = -1;
+    b->bin = (uint32_t)p->run[id].cur;
+    b->n = p->run[id].acc;
+    p->run[id].cur = -1;
     return 0;
 }
 
@@ -120,19 +120,15 @@ static int on_object(void *ctx, const mt_object *o)
         if (grow_array(&p->v, &p->cap, (size_t)id + 1, sizeof *p->v))
             goto nomem;
         if (p->nbins > 0 && p->cap != cap) {
-            int32_t *c = realloc(p->bin_cur, p->cap * sizeof *c);
-            if (c)
-                p->bin_cur = c;
-            int64_t *a = c ? realloc(p->bin_acc, p->cap * sizeof *a) : NULL;
-            if (a)
-                p->bin_acc = a;
-            if (!c || !a)
+            struct rp_run *r = realloc(p->run, p->cap * sizeof *r);
+            if (!r)
                 goto nomem;
+            p->run = r;
         }
         memset(p->v + p->n, 0, ((size_t)id + 1 - p->n) * sizeof *p->v);
         if (p->nbins > 0)
             for (size_t i = p->n; i <= id; i++)
-                p->bin_cur[i] = -1;
+                p->run[i].cur = -1;
         p->n = (size_t)id + 1;
     }
     const mt_trace_info *info = p->scan.info;
@@ -188,13 +184,14 @@ bins:
             b = p->nbins - 1;
         if (b < 0)
             b = 0;
-        if (p->bin_cur[id] == (int32_t)b) {
-            p->bin_acc[id] += o->nsamples;
+        struct rp_run *r = &p->run[id];
+        if (r->cur == (int32_t)b) {
+            r->acc += o->nsamples;
         } else {
-            if (p->bin_cur[id] >= 0 && bins_flush(p, id))
+            if (r->cur >= 0 && bins_flush(p, id))
                 goto nomem;
-            p->bin_cur[id] = (int32_t)b;
-            p->bin_acc[id] = o->nsamples;
+            r->cur = (int32_t)b;
+            r->acc = o->nsamples;
         }
     }
     return 0;
@@ -286,7 +283,7 @@ int rp_profile_run(rp_profile *p, const char *cmd, const char *path,
         return st;
     p->end = p->scan.end;
     for (size_t i = 0; p->nbins > 0 && i < p->n; i++)
-        if (p->bin_cur[i] >= 0 && bins_flush(p, (uint32_t)i)) {
+        if (p->run[i].cur >= 0 && bins_flush(p, (uint32_t)i)) {
             cli_error(cmd, "out of memory");
             return MT_ERR_NOMEM;
         }
@@ -309,8 +306,7 @@ void rp_profile_free(rp_profile *p)
     if (p->has_timeline)
         mt_timeline_free(&p->timeline);
     free(p->bins);
-    free(p->bin_cur);
-    free(p->bin_acc);
+    free(p->run);
     u64map_free(&p->class_ids);
     free(p->class_site);
     free(p->cls);

@@ -59,10 +59,11 @@ typedef struct rp_profile {
     rp_bin *bins;         /* samples allocated per stack and bin, appended   */
     size_t nbins_used, bins_cap; /* (a stack and bin may come more than once:
                              sum them)                                       */
-    int32_t *bin_cur;     /* by stack id: the bin being summed (-1: none),   */
-    int64_t *bin_acc;     /* its samples so far, not yet in bins (objects of */
-                          /* a stack mostly come in time order, so this      */
-                          /* appends about once per stack and bin)           */
+    struct rp_run {       /* by stack id, one cache line for both:           */
+        int64_t acc;      /* the samples so far, not yet in bins, of         */
+        int32_t cur;      /* the bin being summed (-1: none); objects of a   */
+    } *run;               /* stack mostly come in time order, so bins gets   */
+                          /* about one entry per stack and bin               */
     /* classes: site stack << 24 | source << 20 | size class << 10 |
      * lifetime class -> index into cls. The site stack is the scan's
      * mt_stack id (one per allocation site, few), its site's name in
