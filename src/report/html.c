@@ -41,8 +41,8 @@
 #include "cli/output.h"
 #include "report/tree.h"
 #include "util/grow.h"
-#include "util/hash.h"
 #include "util/json.h"
+#include "util/strtab.h"
 
 #include <zlib.h>
 
@@ -86,29 +86,6 @@ static void column(mt_out *o, const char *name, const int64_t *v, size_t n, size
     for (size_t i = 0; i < n; i++)
         num(o, v[i * stride], i == 0);
     out_str(o, "]");
-}
-
-/* Distinct strings, by index in order of first use. */
-typedef struct strtab {
-    const char **v;
-    size_t n, cap;
-    u64map ids;                       /* hash (probed +1) -> index */
-} strtab;
-
-static int64_t str_id(strtab *t, const char *s)
-{
-    uint64_t h = fnv1a(FNV_OFFSET, s, strlen(s));
-    for (;; h++) {
-        uint64_t *v = u64map_get(&t->ids, h);
-        if (!v)
-            break;
-        if (strcmp(t->v[*v], s) == 0)
-            return (int64_t)*v;
-    }
-    if (grow_array(&t->v, &t->cap, t->n + 1, sizeof *t->v) || u64map_put(&t->ids, h, t->n))
-        return -1;
-    t->v[t->n] = s;
-    return (int64_t)t->n++;
 }
 
 static const mt_location *const *sort_frames;
@@ -266,13 +243,13 @@ static int write_data(mt_out *o, rp_profile *p, const char *filters, const rp_tr
     int64_t *fcols = col, *scols = col + nf * 3;
     for (size_t k = 0; k < nf && !oom; k++) {
         const mt_location *l = tr->frames.v[fl[k]];
-        fcols[k * 3] = str_id(&st, l->function ? l->function : "");
-        fcols[k * 3 + 1] = str_id(&st, l->filename ? l->filename : "");
+        fcols[k * 3] = strtab_id(&st, l->function ? l->function : "");
+        fcols[k * 3 + 1] = strtab_id(&st, l->filename ? l->filename : "");
         fcols[k * 3 + 2] = l->line;
         oom = fcols[k * 3] < 0 || fcols[k * 3 + 1] < 0;
     }
     for (size_t i = 0; i < tr->nsites && !oom; i++) {
-        scols[i * 2] = str_id(&st, tr->sites[i].name);
+        scols[i * 2] = strtab_id(&st, tr->sites[i].name);
         scols[i * 2 + 1] = tr->sites[i].frame == UINT32_MAX ? -1 : (int64_t)fmap[tr->sites[i].frame] - 1;
         oom = scols[i * 2] < 0;
     }
@@ -286,8 +263,7 @@ static int write_data(mt_out *o, rp_profile *p, const char *filters, const rp_tr
     out_str(o, "],\n\"frames\": [");
     for (size_t k = 0; k < nf * 3 && !oom; k++)
         num(o, fcols[k], k == 0);
-    free(st.v);
-    u64map_free(&st.ids);
+    strtab_free(&st);
     /* sites: columns name, frame, alloc, peak, end, count */
     out_str(o, "],\n\"sites\": {");
     int64_t *c2 = malloc((tr->nsites + 1) * sizeof *c2);

@@ -24,7 +24,7 @@
 
 #include "report/profile.pb-c.h"
 #include "util/grow.h"
-#include "util/hash.h"
+#include "util/strtab.h"
 #include "util/u64map.h"
 
 typedef Perftools__Profiles__Profile PProfile;
@@ -36,9 +36,7 @@ typedef Perftools__Profiles__Function PFunction;
 
 typedef struct enc {
     /* string table: strings (borrowed, or owned when *owned) */
-    char **str;
-    size_t nstr, str_cap;
-    u64map str_ids;             /* fnv1a hash (probed +1) -> index */
+    strtab str;
     char *owned[4];
     size_t nowned;
     /* functions: name index << 32 | file index -> function id */
@@ -59,19 +57,7 @@ typedef struct enc {
 
 static int64_t str_id(enc *e, const char *s)
 {
-    uint64_t h = fnv1a(FNV_OFFSET, s, strlen(s));
-    for (;; h++) {
-        uint64_t *v = u64map_get(&e->str_ids, h);
-        if (!v)
-            break;
-        if (strcmp(e->str[*v], s) == 0)
-            return (int64_t)*v;
-    }
-    if (grow_array(&e->str, &e->str_cap, e->nstr + 1, sizeof *e->str) ||
-        u64map_put(&e->str_ids, h, e->nstr))
-        return -1;
-    e->str[e->nstr] = (char *)s;
-    return (int64_t)e->nstr++;
+    return strtab_id(&e->str, s);
 }
 
 static int64_t func_id(enc *e, const mt_location *l)
@@ -138,8 +124,7 @@ static int64_t loc_id(enc *e, rp_profile *p, const mt_filter *f, uint64_t code,
 
 static void enc_free(enc *e)
 {
-    free(e->str);
-    u64map_free(&e->str_ids);
+    strtab_free(&e->str);
     for (size_t i = 0; i < e->nowned; i++)
         free(e->owned[i]);
     u64map_free(&e->func_ids);
@@ -325,8 +310,8 @@ int rp_write_pprof(rp_profile *p, const mt_filter *f, const char *path,
     prof.location = e.loc_ptrs;
     prof.n_function = e.nfuncs;
     prof.function = e.func_ptrs;
-    prof.n_string_table = e.nstr;
-    prof.string_table = e.str;
+    prof.n_string_table = e.str.n;
+    prof.string_table = e.str.v;
     prof.time_nanos = info->start_time * 1000;
     prof.duration_nanos = p->end * 1000;
     prof.period_type = &period_type;
