@@ -11,6 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#if defined(__x86_64__) && defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "analysis/analysis.h"
 #include "util/grow.h"
@@ -624,10 +627,14 @@ static int on_event(void *ctx, const mt_event *ev)
  * writes only its own state (reader, summaries, tick, diagnostics); the
  * event side has its own copy of the summaries, sent with the records.
  * Neither side writes a cache line the other reads at every event (see
- * scan_back, pipeline); so the reader side ticks every TICK_EVERY events. */
+ * scan_back, pipeline); so the reader side ticks every TICK_EVERY events.
+ * A side that has to wait is woken only when a quarter of the ring is
+ * ready for it (or at the end): waking it at every block costs two
+ * context switches per block, which here (a VM) is more than the work. */
 
 #define BLK 2048
 #define NBLK 32
+#define WAKE_AT (NBLK / 4)
 
 typedef struct block {
     rec r[BLK];
@@ -648,6 +655,7 @@ typedef struct pipeline {
     /* shared, under mu */
     _Alignas(64) size_t filled, drained;   /* blocks handed over / back */
     int done;                   /* the reader side has finished */
+    int reader_waits, event_waits;  /* a side sleeps on cv */
     int stop;                   /* the event side wants no more */
     int status;                 /* mt_reader_scan's */
     pthread_mutex_t mu;
@@ -656,25 +664,56 @@ typedef struct pipeline {
 
 #define TICK_EVERY 16
 
+/* Store a record into the ring. The ring's lines were last read by the
+ * other core, so an ordinary store misses and stalls the decoder; x86's
+ * non-temporal stores go around the cache (the block is fenced before it
+ * is handed over). */
+static inline void rec_put(rec *dst, const rec *src)
+{
+#if defined(__x86_64__) && defined(__SSE2__)
+    const long long *a = (const long long *)(const void *)src;
+    long long *d = (long long *)(void *)dst;
+    _Static_assert(sizeof(rec) == 40, "rec: five 8-byte words");
+    for (int i = 0; i < 5; i++)
+        _mm_stream_si64(d + i, a[i]);
+#else
+    *dst = *src;
+#endif
+}
+
+static inline void rec_fence(void)
+{
+#if defined(__x86_64__) && defined(__SSE2__)
+    _mm_sfence();
+#endif
+}
+
 static int pipe_event(void *ctx, const mt_event *ev)
 {
     pipeline *pl = ctx;
     if (pl->tick && (++pl->nev & (TICK_EVERY - 1)) == 0)
         pl->tick(pl->tick_ctx, pl->s.reader);
     block *b = &pl->blocks[pl->fill % NBLK];
-    rec *r = &b->r[b->n];
-    if (front(&pl->s, ev, r, &b->sums[b->nsums])) {
+    rec r;
+    if (front(&pl->s, ev, &r, &b->sums[b->nsums])) {
         pl->front_err = 1;
         return 1;
     }
-    b->nsums += r->newsum;
+    rec_put(&b->r[b->n], &r);
+    b->nsums += r.newsum;
     if (++b->n < BLK)
         return 0;
+    rec_fence();
     pthread_mutex_lock(&pl->mu);
     pl->filled = ++pl->fill;
-    pthread_cond_broadcast(&pl->cv);
-    while (pl->filled - pl->drained >= NBLK && !pl->stop)
+    if (pl->event_waits && pl->filled - pl->drained >= WAKE_AT) {
+        pl->event_waits = 0;
+        pthread_cond_broadcast(&pl->cv);
+    }
+    while (pl->filled - pl->drained >= NBLK && !pl->stop) {
+        pl->reader_waits = 1;
         pthread_cond_wait(&pl->cv, &pl->mu);
+    }
     int stop = pl->stop;
     pthread_mutex_unlock(&pl->mu);
     b = &pl->blocks[pl->fill % NBLK];
@@ -687,6 +726,7 @@ static void *pipe_reader(void *arg)
     pipeline *pl = arg;
     pl->blocks[0].n = pl->blocks[0].nsums = 0;
     int st = mt_reader_scan(pl->s.reader, pipe_event, pl);
+    rec_fence();
     pthread_mutex_lock(&pl->mu);
     pl->status = st;
     if (pl->blocks[pl->fill % NBLK].n > 0 && !pl->stop)
@@ -724,8 +764,10 @@ static int scan_threaded(mt_scan *s)
     size_t drained = 0;         /* the event side's own count */
     for (;;) {
         pthread_mutex_lock(&pl->mu);
-        while (pl->filled == drained && !pl->done)
+        while (pl->filled == drained && !pl->done) {
+            pl->event_waits = 1;
             pthread_cond_wait(&pl->cv, &pl->mu);
+        }
         int empty = pl->filled == drained;
         pthread_mutex_unlock(&pl->mu);
         if (empty)
@@ -741,7 +783,10 @@ static int scan_threaded(mt_scan *s)
         pl->drained = ++drained;
         if (stop)
             pl->stop = 1;
-        pthread_cond_broadcast(&pl->cv);
+        if (stop || (pl->reader_waits && NBLK - (pl->filled - drained) >= WAKE_AT)) {
+            pl->reader_waits = 0;
+            pthread_cond_broadcast(&pl->cv);
+        }
         pthread_mutex_unlock(&pl->mu);
         if (stop)
             break;
