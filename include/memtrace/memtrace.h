@@ -114,6 +114,11 @@ typedef struct mt_event {
     const uint64_t *backtrace;   /* caller first: [0] = outermost frame       */
     size_t backtrace_len;        /* 0 when backtrace decoding is off          */
     int64_t common_prefix;       /* frames shared with the previous alloc     */
+    unsigned new_codes;          /* codes this backtrace put into the decoder's
+                                  * cache (spec 6.3 miss codewords); 0 means
+                                  * every frame came from the cache or from
+                                  * the previous backtrace: a code seen before
+                                  * or, from a cache bucket never filled, 0   */
 } mt_event;
 
 /* ------------------------------------------------------------------------ */

@@ -341,7 +341,15 @@ typedef struct sent {
 typedef struct code_info {
     const mt_location *site;    /* innermost non-hidden location, or NULL */
     uint64_t mask;              /* bit q: some function contains needle q */
-} code_info;
+    uint32_t sidx[2];           /* summary index + 1 of (site, match 0 / 1, */
+} code_info;                    /* nonempty): 0 = not looked up yet       */
+
+/* A direct-mapped cache slot: code and codes index + 1 (0: empty), on one
+ * line so that a lookup is one load of the L2 cache, not two. */
+typedef struct dm_slot {
+    uint64_t code;
+    uint32_t idx;
+} dm_slot;
 
 #define MAX_NEEDLES 64
 #define DM_BITS 14
@@ -367,11 +375,11 @@ typedef struct scan_priv {
     code_info *codes;
     size_t ncodes, codes_cap;
     u64map code_ids;            /* location code -> codes index */
-    uint64_t dm_code[DM_SIZE];  /* direct-mapped cache in front of code_ids */
-    uint32_t dm_idx[DM_SIZE];   /* codes index + 1; 0: empty */
+    dm_slot dm[DM_SIZE];        /* direct-mapped cache in front of code_ids */
     uint64_t *cum;              /* running OR of masks of the last backtrace */
     size_t cum_cap, prev_len;
     int prev_domain, have_prev;
+    int check_all;              /* look up every new frame (see summarize) */
     uint64_t in_bits, not_in_bits;
     uint64_t dm_skey[DM_SIZE];  /* direct-mapped cache in front of stack_ids */
     uint32_t dm_sidx[DM_SIZE];  /* stack index + 1; 0: empty */
@@ -386,18 +394,19 @@ static int hidden(const mt_filter *f, const char *fn)
     return 0;
 }
 
-/* The cached facts of a code; NULL with s->err set when undefined. */
-static const code_info *info_of(mt_scan *s, uint64_t code)
+/* The index in p->codes of a code's cached facts; -1 with s->err set when
+ * the code is undefined. (An index, not a pointer: p->codes may move.) */
+static int64_t code_index(mt_scan *s, uint64_t code)
 {
     scan_priv *p = s->priv;
-    size_t d = (size_t)((code * 0x9E3779B97F4A7C15ULL) >> (64 - DM_BITS));
-    if (p->dm_idx[d] && p->dm_code[d] == code)
-        return &p->codes[p->dm_idx[d] - 1];
+    dm_slot *slot = &p->dm[(code * 0x9E3779B97F4A7C15ULL) >> (64 - DM_BITS)];
+    if (slot->idx && slot->code == code)
+        return (int64_t)slot->idx - 1;
     const uint64_t *k = u64map_get(&p->code_ids, code);
     if (k) {
-        p->dm_code[d] = code;
-        p->dm_idx[d] = (uint32_t)*k + 1;
-        return &p->codes[*k];
+        slot->code = code;
+        slot->idx = (uint32_t)*k + 1;
+        return (int64_t)*k;
     }
     const mt_location *l;
     size_t n;
@@ -405,18 +414,20 @@ static const code_info *info_of(mt_scan *s, uint64_t code)
         snprintf(s->err, sizeof s->err,
                  "invalid location code %08llx (no location event defines it)",
                  (unsigned long long)code);
-        return NULL;
+        return -1;
     }
-    if (grow_array(&p->codes, &p->codes_cap, p->ncodes + 1, sizeof *p->codes) ||
+    if (p->ncodes >= UINT32_MAX - 1 ||
+        grow_array(&p->codes, &p->codes_cap, p->ncodes + 1, sizeof *p->codes) ||
         u64map_put(&p->code_ids, code, p->ncodes))
         goto nomem;
-    code_info *ci = &p->codes[p->ncodes++];
+    code_info *ci = &p->codes[p->ncodes];
     const mt_filter *f = s->filter;
     ci->site = NULL;
     for (size_t i = n; i-- > 0 && !ci->site;)
         if (!hidden(f, l[i].function))
             ci->site = &l[i];
     ci->mask = 0;
+    ci->sidx[0] = ci->sidx[1] = 0;
     for (size_t q = 0; q < f->nin + f->nnot_in; q++) {
         const char *needle = q < f->nin ? f->in[q] : f->not_in[q - f->nin];
         for (size_t i = 0; i < n; i++)
@@ -425,10 +436,10 @@ static const code_info *info_of(mt_scan *s, uint64_t code)
                 break;
             }
     }
-    return ci;
+    return (int64_t)p->ncodes++;
 nomem:
     snprintf(s->err, sizeof s->err, "out of memory");
-    return NULL;
+    return -1;
 }
 
 /* The interned summary of ev's backtrace, or -1 (s->err set). */
@@ -445,34 +456,64 @@ static int64_t summarize(mt_scan *s, const mt_event *ev)
         snprintf(s->err, sizeof s->err, "out of memory");
         return -1;
     }
-    for (size_t i = from; i < len; i++) {      /* also checks every code */
-        const code_info *ci = info_of(s, bt[i]);
-        if (!ci)
-            return -1;
-        p->cum[i] = (i ? p->cum[i - 1] : 0) | ci->mask;
+    /* A backtrace whose decoding put no new code into the decoder's cache
+     * (ev->new_codes) has only codes checked when they first came, or 0
+     * from a bucket never filled; so without --in / --not-in (no masks to
+     * compute) the new frames need no lookup, only a look for 0. A backtrace
+     * the reader discarded (common prefix past the previous one) may have
+     * brought codes nobody checked: from then on every new frame is. */
+    if (ev->new_codes && (uint64_t)ev->common_prefix > len)
+        p->check_all = 1;
+    int needles = p->in_bits || p->not_in_bits;
+    int fast = !ev->new_codes && !p->check_all && !needles;
+    for (size_t i = from; fast && i < len; i++)
+        fast = bt[i] != 0;
+    int64_t last = -1;                          /* bt[len - 1]'s index */
+    uint64_t mask = 0;
+    if (needles) {
+        for (size_t i = from; i < len; i++) {  /* also checks every code */
+            last = code_index(s, bt[i]);
+            if (last < 0)
+                return -1;
+            p->cum[i] = (i ? p->cum[i - 1] : 0) | p->codes[last].mask;
+        }
+        mask = len ? p->cum[len - 1] : 0;
+    } else if (!fast) {
+        for (size_t i = from; i < len; i++)    /* checks every code */
+            if ((last = code_index(s, bt[i])) < 0)
+                return -1;
     }
     p->have_prev = 1;
     p->prev_domain = ev->domain;
     p->prev_len = len;
-    uint64_t mask = len ? p->cum[len - 1] : 0;
     sent e = {NULL, (mask & p->in_bits) == p->in_bits && !(mask & p->not_in_bits),
               len > 0};
+    int64_t owner = -1;         /* the code whose location is the site */
     for (size_t i = len; i-- > 0 && !e.site;) {
-        const code_info *ci = info_of(s, bt[i]);
-        if (!ci)
+        owner = i == len - 1 && last >= 0 ? last : code_index(s, bt[i]);
+        if (owner < 0)
             return -1;
-        e.site = ci->site;
+        e.site = p->codes[owner].site;
     }
+    /* the summary of the usual case, cached with the site's code */
+    uint32_t *cached = e.site ? &p->codes[owner].sidx[e.match] : NULL;
+    if (cached && *cached)
+        return (int64_t)*cached - 1;
     /* locations are at least 8-byte aligned: the low bits hold the flags */
     uint64_t key = (uint64_t)(uintptr_t)e.site | (uint64_t)e.match << 1 |
                    (uint64_t)e.nonempty;
     size_t d = (size_t)((key * 0x9E3779B97F4A7C15ULL) >> (64 - DM_BITS));
-    if (p->dm_sidx[d] && p->dm_skey[d] == key)
+    if (p->dm_sidx[d] && p->dm_skey[d] == key) {
+        if (cached)
+            *cached = p->dm_sidx[d];
         return (int64_t)p->dm_sidx[d] - 1;
+    }
     const uint64_t *known = u64map_get(&p->stack_ids, key);
     if (known) {
         p->dm_skey[d] = key;
         p->dm_sidx[d] = (uint32_t)*known + 1;
+        if (cached)
+            *cached = (uint32_t)*known + 1;
         return (int64_t)*known;
     }
     if (p->nstacks >= UINT32_MAX - 1 ||
@@ -482,6 +523,8 @@ static int64_t summarize(mt_scan *s, const mt_event *ev)
         return -1;
     }
     p->stacks[p->nstacks] = e;
+    if (cached)
+        *cached = (uint32_t)p->nstacks + 1;
     return (int64_t)p->nstacks++;
 }
 
@@ -635,9 +678,10 @@ static int on_event(void *ctx, const mt_event *ev)
 #define BLK 2048
 #define NBLK 32
 #define WAKE_AT (NBLK / 4)
+#define STAGE 64                /* records staged before a copy to the ring */
 
 typedef struct block {
-    rec r[BLK];
+    _Alignas(64) rec r[BLK];    /* (at multiples of STAGE: 16-byte aligned) */
     sent sums[BLK];             /* the new summaries, in record order */
     size_t n, nsums;
 } block;
@@ -648,6 +692,8 @@ typedef struct pipeline {
     _Alignas(64) mt_scan s;
     block *blocks;              /* NBLK */
     size_t fill;                /* the block being filled (the reader's) */
+    _Alignas(64) rec stage[STAGE];  /* records not yet in blocks[fill] */
+    size_t nstage;
     void (*tick)(void *ctx, const mt_reader *r);  /* every TICK_EVERY events */
     void *tick_ctx;             /* (it writes the caller's memory)        */
     uint64_t nev;
@@ -664,21 +710,24 @@ typedef struct pipeline {
 
 #define TICK_EVERY 16
 
-/* Store a record into the ring. The ring's lines were last read by the
- * other core, so an ordinary store misses and stalls the decoder; x86's
+/* Records are made in a small staging area (in the L1 cache) and copied
+ * into the ring STAGE at a time. The ring's lines were last read by the
+ * other core, so ordinary stores there miss and stall the decoder; x86's
  * non-temporal stores go around the cache (the block is fenced before it
  * is handed over). */
-static inline void rec_put(rec *dst, const rec *src)
+static void stage_copy(rec *dst, const rec *src, size_t n)
 {
 #if defined(__x86_64__) && defined(__SSE2__)
-    const long long *a = (const long long *)(const void *)src;
-    long long *d = (long long *)(void *)dst;
-    _Static_assert(sizeof(rec) == 40, "rec: five 8-byte words");
-    for (int i = 0; i < 5; i++)
-        _mm_stream_si64(d + i, a[i]);
-#else
-    *dst = *src;
+    if (n == STAGE) {
+        _Static_assert(STAGE * sizeof(rec) % 16 == 0, "whole 16-byte words");
+        const __m128i *a = (const __m128i *)(const void *)src;
+        __m128i *d = (__m128i *)(void *)dst;
+        for (size_t i = 0; i < STAGE * sizeof(rec) / 16; i++)
+            _mm_stream_si128(d + i, _mm_load_si128(a + i));
+        return;
+    }
 #endif
+    memcpy(dst, src, n * sizeof *src);
 }
 
 static inline void rec_fence(void)
@@ -694,14 +743,17 @@ static int pipe_event(void *ctx, const mt_event *ev)
     if (pl->tick && (++pl->nev & (TICK_EVERY - 1)) == 0)
         pl->tick(pl->tick_ctx, pl->s.reader);
     block *b = &pl->blocks[pl->fill % NBLK];
-    rec r;
-    if (front(&pl->s, ev, &r, &b->sums[b->nsums])) {
+    rec *r = &pl->stage[pl->nstage];
+    if (front(&pl->s, ev, r, &b->sums[b->nsums])) {
         pl->front_err = 1;
         return 1;
     }
-    rec_put(&b->r[b->n], &r);
-    b->nsums += r.newsum;
-    if (++b->n < BLK)
+    b->nsums += r->newsum;
+    if (++pl->nstage < STAGE)
+        return 0;
+    stage_copy(&b->r[b->n], pl->stage, STAGE);
+    pl->nstage = 0;
+    if ((b->n += STAGE) < BLK)
         return 0;
     rec_fence();
     pthread_mutex_lock(&pl->mu);
@@ -726,6 +778,9 @@ static void *pipe_reader(void *arg)
     pipeline *pl = arg;
     pl->blocks[0].n = pl->blocks[0].nsums = 0;
     int st = mt_reader_scan(pl->s.reader, pipe_event, pl);
+    block *b = &pl->blocks[pl->fill % NBLK];
+    stage_copy(&b->r[b->n], pl->stage, pl->nstage);
+    b->n += pl->nstage;
     rec_fence();
     pthread_mutex_lock(&pl->mu);
     pl->status = st;
@@ -743,7 +798,7 @@ static int scan_threaded(mt_scan *s)
 {
     scan_priv *p = s->priv;
     pipeline *pl = aligned_alloc(64, sizeof *pl);
-    block *blocks = malloc(NBLK * sizeof *blocks);
+    block *blocks = aligned_alloc(64, NBLK * sizeof *blocks);
     if (!pl || !blocks) {
         free(pl);
         free(blocks);

@@ -161,9 +161,16 @@ void mt_sites_free(mt_sites *t)
 
 #define PT_LEVELS 48            /* bin widths 1 us .. 2^47 us (4 years) */
 
-typedef struct pt_site {
+/* A site's state in two arrays: what every change touches (16 bytes a
+ * site, so that the sites in use stay in the cache) and the snapshots,
+ * touched only when some level's peak has moved since the site's last
+ * change. */
+typedef struct pt_hot {
     int64_t live;
     uint64_t gen;               /* pt.gen when the snapshots were brought up */
+} pt_hot;
+
+typedef struct pt_site {
     int64_t snap[PT_LEVELS];
     uint32_t epoch[PT_LEVELS];
 } pt_site;
@@ -171,6 +178,7 @@ typedef struct pt_site {
 typedef struct peak_track {
     mt_site_report *r;
     mt_timeline *tl;
+    pt_hot *hot;
     pt_site *v;
     size_t cap;
     int64_t live, tprev;
@@ -211,14 +219,19 @@ static int pt_change(peak_track *pt, int64_t site, int64_t t, int64_t delta)
         while (c <= (size_t)site)
             c *= 2;
         pt_site *v = realloc(pt->v, c * sizeof *v);
-        if (!v)
+        if (v)
+            pt->v = v;
+        pt_hot *h = v ? realloc(pt->hot, c * sizeof *h) : NULL;
+        if (!h)
             return -1;
         memset(v + pt->cap, 0, (c - pt->cap) * sizeof *v);
-        pt->v = v;
+        memset(h + pt->cap, 0, (c - pt->cap) * sizeof *h);
+        pt->hot = h;
         pt->cap = c;
     }
-    pt_site *ps = &pt->v[site];
-    if (ps->gen != pt->gen) {
+    pt_hot *ph = &pt->hot[site];
+    if (ph->gen != pt->gen) {
+        pt_site *ps = &pt->v[site];
         /* levels below the current width can no longer be the final one,
          * and level k has no bin end before 2^k - 1 */
         int lo = __builtin_ctzll((uint64_t)pt->tl->width);
@@ -226,13 +239,13 @@ static int pt_change(peak_track *pt, int64_t site, int64_t t, int64_t delta)
         if (hi > PT_LEVELS - 1)
             hi = PT_LEVELS - 1;
         for (int k = lo; k <= hi; k++)
-            if (pt->moved_gen[k] > ps->gen) {   /* moved since we looked */
-                ps->snap[k] = ps->live;
+            if (pt->moved_gen[k] > ph->gen) {   /* moved since we looked */
+                ps->snap[k] = ph->live;
                 ps->epoch[k] = pt->epoch[k];
             }
-        ps->gen = pt->gen;
+        ph->gen = pt->gen;
     }
-    ps->live += delta;
+    ph->live += delta;
     pt->live += delta;
     return 0;
 }
@@ -283,14 +296,15 @@ static int pt_finish(peak_track *pt, int64_t end)
         int64_t v = 0;
         if (i < pt->cap) {
             const pt_site *ps = &pt->v[i];
+            int64_t live = pt->hot[i].live;
             if (moved)                  /* the peak is after the last change */
-                v = ps->live;
+                v = live;
             else if (pt->epoch[K] == 0) /* the heap never rose above 0 */
                 v = 0;
             else if (ps->epoch[K] == pt->epoch[K])  /* changed since */
                 v = ps->snap[K];
             else                        /* unchanged since the peak */
-                v = ps->live;
+                v = live;
         }
         t->v[i].peak = v;
         t->total.peak += v;
@@ -370,6 +384,7 @@ static int one_pass(mt_site_report *r, const char *path, const mt_filter *f,
         r->passes = 1;
     }
     free(pt.v);
+    free(pt.hot);
     mt_timeline_free(&tl);
     mt_scan_free(&s);
     return st;

@@ -56,6 +56,7 @@ void mt_btw_verifier(mt_btw *w, uint16_t *ix, uint16_t *pred, uint64_t *val);
 typedef struct mt_btr {
     uint16_t pred[MT_BT_BUCKETS];
     uint64_t loc[MT_BT_BUCKETS];
+    uint64_t misses;            /* miss codewords decoded so far */
 } mt_btr;
 
 /* Check a header's verifier against the cache: 1 = ok. */
@@ -115,6 +116,7 @@ static inline long mt_btr_decode(mt_btr *restrict r, const uint8_t **pp,
         case 3:
             if (end && end - p < 8)
                 return -2;
+            r->misses++;
             loc[b] = mt_canon(mt_ld64(p));
             p += 8;
             out[len++] = loc[b];
@@ -162,6 +164,7 @@ static inline size_t mt_btr_decode_fast(mt_btr *restrict r, const uint8_t **pp,
         pred[prev] = (uint16_t)b;
         if (tag == 3) {
             uint64_t x = mt_canon(mt_ld64(p + 2));
+            r->misses++;
             loc[b] = x;
             out[len++] = x;
             p += 10;

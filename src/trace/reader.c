@@ -473,6 +473,7 @@ static int read_backtrace(mt_reader *r, const uint8_t **pp, unsigned ncw,
                         "malformed trace: backtrace runs past its packet");
         ev->backtrace = NULL;
         ev->backtrace_len = 0;
+        ev->new_codes = 0;
         return 0;
     }
     mt_frames *f = &r->cur->last;
@@ -483,7 +484,9 @@ static int read_backtrace(mt_reader *r, const uint8_t **pp, unsigned ncw,
     size_t at = stale ? f->len : (size_t)prefix;
     const uint8_t *end = (size_t)(r->pend - *pp) >= (size_t)ncw * MT_BT_MAX_CODEWORD
                              ? NULL : r->pend;
+    uint64_t misses = r->cur->bt.misses;
     long len = mt_btr_decode(&r->cur->bt, pp, end, ncw, f, at);
+    ev->new_codes = (unsigned)(r->cur->bt.misses - misses);
     if (len < 0)
         return len == -2
                    ? fail(r, MT_ERR_TRUNCATED, off,
@@ -718,11 +721,14 @@ static ALWAYS_INLINE int fast_one(fast_state *s, mt_event *ev)
             q += size[q[0] & 3];
         ev->backtrace = NULL;
         ev->backtrace_len = 0;
+        ev->new_codes = 0;
     } else {
         mt_frames *f = s->f;
         if (prefix > f->len || f->cap - prefix < (size_t)ncw * 256 + 1)
             return 0;
+        uint64_t misses = s->bt->misses;
         f->len = prefix + mt_btr_decode_fast(s->bt, &q, ncw, f->v + prefix);
+        ev->new_codes = (unsigned)(s->bt->misses - misses);
         ev->backtrace = f->v;
         ev->backtrace_len = f->len;
     }

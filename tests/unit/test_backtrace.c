@@ -557,7 +557,7 @@ static void test_random(void)
     mt_btw_init(&w);
     memset(&r, 0, sizeof r);
     memset(&rfast, 0, sizeof rfast);
-    unsigned fast_bad = 0;
+    unsigned fast_bad = 0, misses_bad = 0;
     for (int i = 0; i < 4000; i++) {
         uint64_t v = rnd() & 0x3FFFFFFFFFFFULL;
         if (i % 97 == 0)
@@ -602,12 +602,16 @@ static void test_random(void)
         /* the unchecked decoder (needs n * 10 readable bytes) */
         memset(enc + len, 0, (size_t)n * MT_BT_MAX_CODEWORD - len + 1);
         p = enc;
+        uint64_t fast_misses = rfast.misses, slow_misses = r.misses;
         size_t nfast = mt_btr_decode_fast(&rfast, &p, (unsigned)n, fastout);
         if (nfast != L - common || p != enc + len ||
             memcmp(fastout, expect + common, nfast * sizeof *fastout) != 0)
             fast_bad++;
         p = enc;
         long got = mt_btr_decode(&r, &p, enc + len, (unsigned)n, &f, common);
+        /* both count the miss codewords: the codes the writer reported new */
+        if (rfast.misses - fast_misses != nm || r.misses - slow_misses != nm)
+            misses_bad++;
         if (got != (long)L || p != enc + len) {
             if (bad++ < 5)
                 CHECK_FAIL_("step %d: decoded %ld frames of %zu (%d codewords)",
@@ -633,6 +637,7 @@ static void test_random(void)
     CHECK_EQ(verify_bad, 0);
     CHECK_EQ(skip_bad, 0);
     CHECK_EQ(fast_bad, 0);
+    CHECK_EQ(misses_bad, 0);
     /* whole caches equal at the end */
     unsigned differ = 0;
     for (unsigned b = 0; b < MT_BT_BUCKETS; b++)

@@ -9,7 +9,7 @@
  * that hit that cache entry, or predict through the truncated stack, decode
  * correctly and every packet's cache verifier passes. Also checks the wire
  * form of the second allocation (short form, vint fd e7 03, one miss) and
- * which codes got location events.
+ * which codes got location events, and each event's count of new codes.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -106,6 +106,7 @@ int main(void)
     CHECK_EQ(ev.common_prefix, 0);
     CHECK_EQ(ev.length, 5);
     CHECK_EQ(ev.backtrace_len, 409);
+    CHECK_EQ(ev.new_codes, 409);            /* every frame a miss */
     if (st == MT_OK && ev.backtrace_len == 409) {
         unsigned bad = 0;
         for (int i = 0; i < 409; i++)
@@ -119,6 +120,7 @@ int main(void)
     CHECK_EQ(ev.id, 1);
     CHECK_EQ(ev.common_prefix, 999);
     CHECK_EQ(ev.backtrace_len, 409);
+    CHECK_EQ(ev.new_codes, 1);              /* inner2, decoded and dropped */
     if (st == MT_OK && ev.backtrace_len == 409)
         CHECK(memcmp(ev.backtrace, first, sizeof first) == 0);
 
@@ -127,6 +129,7 @@ int main(void)
     CHECK_EQ(ev.id, 2);
     CHECK_EQ(ev.common_prefix, 0);
     CHECK_EQ(ev.backtrace_len, 1);
+    CHECK_EQ(ev.new_codes, 0);              /* inner2 from the cache */
     if (st == MT_OK && ev.backtrace_len == 1)
         CHECK_EQ(ev.backtrace[0], inner2);
 
@@ -134,6 +137,7 @@ int main(void)
     CHECK_EQ(st, MT_OK);
     CHECK_EQ(ev.id, 3);
     CHECK_EQ(ev.backtrace_len, 2);
+    CHECK_EQ(ev.new_codes, 0);
     if (st == MT_OK && ev.backtrace_len == 2) {
         CHECK_EQ(ev.backtrace[0], cs1[999]);
         CHECK_EQ(ev.backtrace[1], cs1[998]);
