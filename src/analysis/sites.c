@@ -110,11 +110,9 @@ static int64_t site_index(mt_sites *t, const mt_object *o)
     return t->by_stack[sid];
 }
 
-int mt_sites_add(mt_sites *t, const mt_object *o)
+/* Add o to its site, index k. */
+static void add_to(mt_sites *t, int64_t k, const mt_object *o)
 {
-    int64_t k = site_index(t, o);
-    if (k < 0)
-        return -1;
     mt_site *s = &t->v[k];
     int live_peak = !t->no_peak && o->alloc_time <= t->peak_time &&
                     (o->collect_time == MT_NEVER || o->collect_time > t->peak_time);
@@ -131,6 +129,14 @@ int mt_sites_add(mt_sites *t, const mt_object *o)
         s->end += ns;
         t->total.end += ns;
     }
+}
+
+int mt_sites_add(mt_sites *t, const mt_object *o)
+{
+    int64_t k = site_index(t, o);
+    if (k < 0)
+        return -1;
+    add_to(t, k, o);
     return 0;
 }
 
@@ -265,12 +271,11 @@ static int pt_object(void *ctx, const mt_object *o)
 {
     peak_track *pt = ctx;
     mt_site_report *r = pt->r;
-    if (mt_sites_add(&r->sites, o)) {
-        snprintf(r->err, sizeof r->err, "out of memory");
-        return 1;
-    }
-    if (o->collect_time != MT_NEVER &&
-        pt_change(pt, site_index(&r->sites, o), o->collect_time, -o->nsamples)) {
+    int64_t k = site_index(&r->sites, o);  /* (pt_accept looked it up) */
+    if (k >= 0)
+        add_to(&r->sites, k, o);
+    if (k < 0 ||
+        (o->collect_time != MT_NEVER && pt_change(pt, k, o->collect_time, -o->nsamples))) {
         snprintf(r->err, sizeof r->err, "out of memory");
         return 1;
     }
