@@ -19,9 +19,14 @@
  *             count (sampled allocations)
  *   smax, lmax  the largest size and lifetime class of any object
  * memtrace-bins (parsed when a time window is first chosen), bins
- *   bin_width_us wide, nbins of them:
- *   node      the nodes with bins (tree.h), node_bins their samples
- *             allocated per bin (nbins per node, flat)
+ *   bin_width_us wide, nbins of them (bin k: allocated at k * bin_width_us
+ *   or later, before (k + 1) * bin_width_us):
+ *   node, mask, n  the nonzero remainders of the binned nodes (tree.h),
+ *             nodes in page order: node (page index) and mask (ceil(nbins /
+ *             32) words, bit b % 32 of word b / 32 set when bin b is
+ *             nonzero) per node, then n: the samples of each nonzero bin
+ *             (bins in order, nodes after nodes; most binned nodes have most
+ *             bins nonzero: a mask is shorter than a list of bins)
  *   site_bins each site's samples allocated per bin (nbins per site, flat)
  * memtrace-classes (parsed when the table's source, size or lifetime
  *   filter is first used): per site and object class, columns
@@ -306,22 +311,73 @@ static int write_data(mt_out *o, rp_profile *p, const char *filters, const rp_tr
     return oom ? -1 : 0;
 }
 
-/* memtrace-bins: see the head of this file. */
-static void write_bins(mt_out *o, const rp_tree *tr, const uint32_t *page_of)
+static int all_zero(const int64_t *v, size_t n)
 {
-    out_str(o, "{\"node\":[");
+    for (size_t i = 0; i < n; i++)
+        if (v[i])
+            return 0;
+    return 1;
+}
+
+/* Word w of the mask of v's nonzero bins (nbins of them): bit b set when
+ * bin w * 32 + b is nonzero. */
+static uint32_t bin_mask(const int64_t *v, size_t nbins, size_t w)
+{
+    uint32_t m = 0;
+    for (size_t b = w * 32; b < nbins && b < w * 32 + 32; b++)
+        if (v[b])
+            m |= (uint32_t)1 << (b - w * 32);
+    return m;
+}
+
+/* memtrace-bins: see the head of this file. 0, or -1 out of memory. */
+static int write_bins(mt_out *o, const rp_tree *tr, const uint32_t *page_of)
+{
+    /* the binned nodes in page order: page index << 32 | binned index */
+    uint64_t *nodes = malloc((tr->nbinned + 1) * sizeof *nodes);
+    if (!nodes)
+        return -1;
     for (size_t i = 0; i < tr->nbinned; i++)
-        num(o, page_of[tr->binned_nodes[i]], i == 0);
-    out_str(o, "],\n\"node_bins\":[");
-    for (size_t i = 0; i < tr->nbinned * tr->nbins; i++)
-        num(o, tr->node_bins[i], i == 0);
-    out_str(o, "],\n\"site_bins\":[");
+        nodes[i] = (uint64_t)page_of[tr->binned_nodes[i]] << 32 | i;
+    qsort(nodes, tr->nbinned, sizeof *nodes, u64_cmp);
+    /* three columns over the binned nodes with a nonzero remainder, in
+     * page order: node (page index) and mask (words of 32 bins) per node,
+     * n per nonzero bin */
+    static const char *const names[] = {"node", "mask", "n"};
+    size_t nb = tr->nbins;
+    out_str(o, "{");
+    for (int c = 0; c < 3; c++) {
+        out_printf(o, "%s\"%s\":[", c ? ",\n" : "", names[c]);
+        int first = 1;
+        for (size_t i = 0; i < tr->nbinned; i++) {
+            const int64_t *v = tr->node_bins + (nodes[i] & 0xffffffffu) * nb;
+            if (all_zero(v, nb))
+                continue;
+            if (c == 0) {
+                num(o, (int64_t)(nodes[i] >> 32), first);
+                first = 0;
+            }
+            for (size_t w = 0; c == 1 && w * 32 < nb; w++) {
+                num(o, bin_mask(v, nb, w), first);
+                first = 0;
+            }
+            for (size_t b = 0; c == 2 && b < nb; b++)
+                if (v[b]) {
+                    num(o, v[b], first);
+                    first = 0;
+                }
+        }
+        out_str(o, "]");
+    }
+    free(nodes);
+    out_str(o, ",\n\"site_bins\":[");
     for (size_t i = 0; i < tr->nsites * tr->nbins; i++) {
         num(o, tr->site_bins[i], i == 0);
         if (i % 64 == 63)
             out_str(o, "\n");
     }
     out_str(o, "]}");
+    return 0;
 }
 
 /* memtrace-classes: see the head of this file. 0, or -1 out of memory. */
@@ -481,7 +537,7 @@ int rp_write_html(rp_profile *p, const mt_filter *f, const char *filters, int fd
             if (b == 0)
                 rc = write_data(&m, p, filters, &tr, fl, nf, fmap, order, depth);
             else if (b == 1)
-                write_bins(&m, &tr, page_of);
+                rc = write_bins(&m, &tr, page_of);
             else
                 rc = write_classes(&m, p, &tr);
         }

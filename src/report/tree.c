@@ -58,6 +58,52 @@ int64_t rp_tree_site_find(const rp_tree *t, const char *name)
     }
 }
 
+/* Mark (binned = 1) the nodes whose subtree holds at least 1/RP_BIN_PRUNE
+ * of the samples allocated in some time bin. Bin by bin: each stack's
+ * samples on its node (node_of), summed up the trie (children come after
+ * their parents), so one array of a sum per node serves every bin. 0, or
+ * -1 out of memory. */
+static int mark_bin_heavy(rp_tree *t, const rp_profile *p, const uint32_t *node_of)
+{
+    size_t nb = t->nbins, ne = p->nbins_used;
+    size_t *start = calloc(nb + 2, sizeof *start);
+    uint32_t *by_bin = malloc((ne + 1) * sizeof *by_bin);
+    int64_t *acc = malloc(t->nnodes * sizeof *acc);
+    int rc = -1;
+    if (!start || !by_bin || !acc)
+        goto out;
+    /* the entries of p->bins grouped by bin (a counting sort): bin b's
+     * are by_bin[start[b] .. start[b + 1]) */
+    for (size_t e = 0; e < ne; e++)
+        if (p->bins[e].bin < nb)
+            start[p->bins[e].bin + 2]++;
+    for (size_t b = 2; b < nb + 2; b++)
+        start[b] += start[b - 1];
+    for (size_t e = 0; e < ne; e++)
+        if (p->bins[e].bin < nb)
+            by_bin[start[p->bins[e].bin + 1]++] = (uint32_t)e;
+    for (size_t b = 0; b < nb; b++) {
+        if (start[b] == start[b + 1])
+            continue;
+        memset(acc, 0, t->nnodes * sizeof *acc);
+        for (size_t k = start[b]; k < start[b + 1]; k++) {
+            const rp_bin *e = &p->bins[by_bin[k]];
+            acc[node_of[e->stack]] += e->n;
+        }
+        for (size_t i = t->nnodes; i-- > 1;)
+            acc[t->nodes[i].parent] += acc[i];
+        for (size_t i = 1; i < t->nnodes; i++)
+            if (acc[i] > 0 && acc[i] * (int64_t)RP_BIN_PRUNE >= acc[0])
+                t->nodes[i].binned = 1;
+    }
+    rc = 0;
+out:
+    free(start);
+    free(by_bin);
+    free(acc);
+    return rc;
+}
+
 int rp_tree_build(rp_tree *t, rp_profile *p, const mt_filter *f, size_t nbins)
 {
     memset(t, 0, sizeof *t);
@@ -112,13 +158,16 @@ int rp_tree_build(rp_tree *t, rp_profile *p, const mt_filter *f, size_t nbins)
                 t->nodes[n->parent].cum[k] += n->cum[k];
         }
     }
+    /* the nodes heavy in some time bin (binned = 1 for now) */
+    if (mark_bin_heavy(t, p, node_of))
+        goto out;
     /* prune: a node stays when its subtree reaches 1/RP_PRUNE of a total
-     * (so do its ancestors); a pruned subtree's samples go to the nearest
-     * kept ancestor's own */
+     * or is heavy in a bin (so do its ancestors); a pruned subtree's
+     * samples go to the nearest kept ancestor's own */
     const int64_t *tot = t->nodes[0].cum;
     for (size_t i = 0; i < t->nnodes; i++) {
         rp_node *n = &t->nodes[i];
-        int keep = i == 0;
+        int keep = i == 0 || n->binned;
         for (int k = 0; k < 3 && !keep; k++)
             keep = n->cum[k] > 0 && n->cum[k] * (int64_t)RP_PRUNE >= tot[k];
         if (keep && (i == 0 || t->nodes[n->parent].keep))
@@ -132,11 +181,10 @@ int rp_tree_build(rp_tree *t, rp_profile *p, const mt_filter *f, size_t nbins)
             t->nodes[n->parent].self[k] += n->self[k];
         memset(n->self, 0, sizeof n->self);
     }
-    /* time bins: the root and the kept nodes with enough own samples */
+    /* time bins: the root and the nodes heavy in a bin (all kept) */
     for (size_t i = 0; i < t->nnodes; i++) {
         rp_node *n = &t->nodes[i];
-        if (i == 0 || (n->keep && n->self[0] > 0 &&
-                       n->self[0] * (int64_t)RP_BIN_PRUNE >= tot[0]))
+        if (i == 0 || n->binned)
             n->binned = (uint32_t)++t->nbinned;
     }
     t->node_bins = calloc(t->nbinned * t->nbins, sizeof *t->node_bins);
@@ -147,8 +195,9 @@ int rp_tree_build(rp_tree *t, rp_profile *p, const mt_filter *f, size_t nbins)
     for (size_t i = 0; i < t->nnodes; i++)
         if (t->nodes[i].binned)
             t->binned_nodes[t->nodes[i].binned - 1] = t->nodes[i].keep - 1;
-    /* each stack's node -> its nearest binned ancestor (parents come
-     * before their children), once per stack, not per bin */
+    /* the remainders: each stack's samples per bin on its nearest binned
+     * ancestor (parents come before their children), found once per
+     * stack, not per bin */
     for (size_t i = 0; i < p->n; i++) {
         uint32_t at = node_of[i];
         while (!t->nodes[at].binned)

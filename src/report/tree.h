@@ -1,10 +1,23 @@
 /*
  * tree.h - what the HTML report draws, aggregated from a per-stack profile:
  * the call tree of frames (a trie of the stacks' frame paths, caller first,
- * with each node's own samples allocated / live at peak / live at end, and
- * its own samples allocated per time bin), pruned to the nodes the page can
- * show, and the allocation sites (the innermost frame's function, as
- * `memtrace top` groups them) with their samples per time bin.
+ * with each node's own samples allocated / live at peak / live at end),
+ * pruned to the nodes the page can show, the samples allocated per time bin
+ * of the nodes a time window can show, and the allocation sites (the
+ * innermost frame's function, as `memtrace top` groups them) with their
+ * samples per time bin.
+ *
+ * Time bins of the tree: a node is "binned" when its subtree holds at least
+ * 1/RP_BIN_PRUNE of the samples allocated in some bin (so are its
+ * ancestors: a subtree holds at least what any subtree below it holds).
+ * Each binned node keeps, per bin, the samples of its subtree less those
+ * of its binned children (its own samples and those of the subtrees below
+ * it that are not binned): its remainder. A binned node's subtree in a
+ * window is then its remainder plus its binned children's subtrees, exactly;
+ * a node that is not binned holds less than 1/RP_BIN_PRUNE of every bin,
+ * so of every window, and is left out of window views. Most remainders are
+ * zero (a chain of single callers has all its samples in its last node),
+ * and only the nonzero ones are written.
  */
 #ifndef MT_REPORT_TREE_H
 #define MT_REPORT_TREE_H
@@ -13,18 +26,19 @@
 #include "report/profile.h"
 
 /* A node's subtree below 1/RP_PRUNE of each total (allocated, live at
- * peak, live at end) is folded into the node's parent's own samples. */
+ * peak, live at end) and below 1/RP_BIN_PRUNE of the samples allocated in
+ * every time bin is folded into the node's parent's own samples. */
 #define RP_PRUNE 10000
-/* In the allocated-in-window view, only nodes with at least 1/RP_BIN_PRUNE
- * of the samples allocated as their own have time bins; the others' are
- * charged to their nearest ancestor that has. */
-#define RP_BIN_PRUNE 5000
+/* A node whose subtree holds at least 1/RP_BIN_PRUNE of the samples
+ * allocated in some time bin has time bins (see above): the flame graph is
+ * 1200 pixels wide, so the others are under a pixel in every window. */
+#define RP_BIN_PRUNE 1200
 
 typedef struct rp_node {
     uint32_t parent, frame;           /* node 0: the root, no frame          */
     int64_t self[3], cum[3];          /* allocated, live at peak, at end     */
     uint32_t keep;                    /* index among kept nodes + 1, or 0    */
-    uint32_t binned;                  /* index among nodes with bins + 1     */
+    uint32_t binned;                  /* index among binned nodes + 1, or 0  */
 } rp_node;
 
 typedef struct rp_site {
@@ -42,7 +56,8 @@ typedef struct rp_tree {
     rp_site *sites;
     size_t nsites, sites_cap;
     u64map site_ids;                  /* name hash (probed +1) -> site       */
-    int64_t *node_bins;               /* [binned index * nbins + bin]        */
+    int64_t *node_bins;               /* [binned index * nbins + bin]: the   */
+                                      /* remainders (above)                  */
     uint32_t *binned_nodes;           /* binned index -> kept index          */
     size_t nbinned, nbins;
     int64_t *site_bins;               /* [site * nbins + bin] samples        */

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # report.browser: report_test.js in headless Chromium on the known trace
-# (tests/pprof/gen_known.c), a corpus trace and a trace written by
+# (tests/pprof/gen_known.c), two corpus traces and a trace written by
 # `memtrace run` (the native profiler) of a small C program; the pages and
 # screenshots (NAME.html, NAME.png) stay in OUTDIR, the build directory.
 # PROFILER no: no profiler trace (sanitizer builds have no preload library).
@@ -15,8 +15,11 @@ T=$(mktemp -d "${TMPDIR:-/tmp}/memtrace-report.XXXXXX") || exit 1
 trap 'rm -rf "$T"' EXIT
 "$GEN" "$T/known.ctf" || { echo "FAIL cannot write the known trace"; exit 1; }
 TR=$CORPUS/traces/real-ocamlopt-1e-5.ctf
-[ -f "$TR" ] || { echo "FAIL corpus trace $TR missing"; exit 1; }
-set -- "known=$T/known.ctf" "corpus=$TR"
+# a bigger one (84 thousand samples, deep recursive stacks): frames too
+# small for the bins of a whole-trace threshold, but not for a window's
+BIG=$CORPUS/traces/ref-example-ocamlopt.ctf
+[ -f "$TR" ] && [ -f "$BIG" ] || { echo "FAIL corpus trace $TR or $BIG missing"; exit 1; }
+set -- "known=$T/known.ctf" "corpus=$TR" "ocamlopt=$BIG"
 # a profiler trace: sort(1) of many lines allocates (one sample per 4 KiB)
 seq 1 200000 | sed 's/$/ some text to sort/' > "$T/lines"
 if [ "$PROFILER" = no ]; then

@@ -3,12 +3,16 @@
 # self-contained file (no external script, style, image or URL fetched);
 # its data (the JSON the page reads) gives top's totals (allocated, live at
 # peak, live at end) and live's peak on the known trace and a corpus trace,
-# with filters (--source, --hide) too; the default output name; usage
-# errors (exit 2), bad traces and unwritable output (exit 1).
+# with filters (--source, --hide) too; the flame graph of a time window
+# against `memtrace flamegraph --from --to` (window_check.js); the default
+# output name; usage errors (exit 2), bad traces and unwritable output
+# (exit 1).
 #   report_cli.sh CLI GEN_KNOWN CORPUS_DIR
 set -u
 export LC_ALL=C
 CLI=$1 GEN=$2 CORPUS=${MEMTRACE_CORPUS:-$3}
+HERE=$(cd "$(dirname "$0")" && pwd)
+export HERE
 T=$(mktemp -d "${TMPDIR:-/tmp}/memtrace-report-cli.XXXXXX") || exit 1
 trap 'rm -rf "$T"' EXIT
 FAILS=0
@@ -39,10 +43,18 @@ sums() {
       if (i ? !(d >= 1 && d <= D.nodes.depth[i - 1] + 1 && f >= 0 && f < nf) : d !== 0) {
         console.error(`bad node ${i}: depth ${d}, frame ${f}`); process.exit(1); } }
     const a = sum(D.nodes.alloc), p = sum(D.nodes.peak), e = sum(D.nodes.end);
-    const b = sum(B.node_bins), sb = sum(B.site_bins);
+    const b = sum(B.n), sb = sum(B.site_bins);
     const sa = sum(D.sites.alloc), sp = sum(D.sites.peak), se = sum(D.sites.end);
-    if (B.node.length * D.nbins !== B.node_bins.length || D.sites.name.length * D.nbins !== B.site_bins.length) {
+    const W = Math.ceil(D.nbins / 32), R = require(process.env.HERE + "/window_check.js").remainders(D, B);
+    if (B.mask.length !== B.node.length * W || R.length !== B.n.length ||
+        D.sites.name.length * D.nbins !== B.site_bins.length) {
       console.error("bins of the wrong shape"); process.exit(1); }
+    // the nonzero remainders: nodes in page order, none without bins
+    for (let j = 0; j < B.node.length; j++)
+      if (!(B.node[j] >= 0 && B.node[j] < N && (!j || B.node[j] > B.node[j - 1]) &&
+            B.mask.slice(j * W, j * W + W).some((m) => m > 0))) {
+        console.error(`bad binned node ${j}: ${B.node[j]}`); process.exit(1); }
+    if (!R.every(([n, b, v]) => v > 0 && b < D.nbins)) { console.error("a remainder of 0 samples"); process.exit(1); }
     const ca = sum(C.alloc), cp = sum(C.peak), ce = sum(C.end);
     if (ca !== a || cp !== p || ce !== e || sum(C.site) >= D.sites.name.length) {
       console.error(`site classes ${ca} ${cp} ${ce} vs tree ${a} ${p} ${e}`); process.exit(1); }
@@ -80,6 +92,30 @@ compare() {  # compare NAME TRACE [FILTERS...]: page data vs top --json and live
   echo "ok   $name: allocated $a, at peak $p, at end $e, peak $pk at $pt us as top and live"
 }
 
+# window NAME TRACE FIRST_BIN END_BIN: the flame graph of the page made by
+# compare NAME for the window of bins FIRST_BIN .. END_BIN - 1 (its values
+# derived from the page's data by window_check.js) against `memtrace
+# flamegraph --lines --from A --to B` with A and B those bins' edges (and
+# the whole trace's, to know which frames it can be compared on), and every
+# frame at least a pixel wide against `memtrace speedscope` for the window
+window() {
+  local name=$1 tr=$2 b0=$3 b1=$4 w from to
+  w=$(node -e "$GET"'console.log(get(process.argv[1], "memtrace-data").bin_width_us)' "$T/$name.html") ||
+    { fail "$name: page data unreadable"; return; }
+  from=$(awk -v b="$b0" -v w="$w" 'BEGIN { printf "%.6f", b * w / 1e6 }')
+  to=$(awk -v b="$b1" -v w="$w" 'BEGIN { printf "%.6f", b * w / 1e6 }')
+  "$CLI" flamegraph --lines "$tr" > "$T/whole.folded" &&
+  "$CLI" flamegraph --lines --from "$from" --to "$to" "$tr" > "$T/window.folded" &&
+  "$CLI" speedscope --from "$from" --to "$to" "$tr" -o "$T/window.speedscope.json" ||
+    { fail "$name: flamegraph or speedscope failed"; return; }
+  if node "$HERE/window_check.js" "$T/$name.html" "$b0" "$b1" "$T/whole.folded" "$T/window.speedscope.json" \
+       < "$T/window.folded" > "$T/check"; then
+    sed "s/^/ok   $name: --from $from --to $to: /" "$T/check"
+  else
+    fail "$name: window --from $from --to $to:"; cat "$T/check"
+  fi
+}
+
 compare known "$T/known.ctf"
 compare known-major "$T/known.ctf" --source major
 compare known-hide "$T/known.ctf" --hide new_node
@@ -92,6 +128,13 @@ TR=$CORPUS/traces/real-ocamlopt-1e-5.ctf
 if [ -f "$TR" ]; then
   compare corpus "$TR"
   compare corpus-window "$TR" --from 0.1 --to 0.2
+  window corpus "$TR" 20 50
+  window corpus "$TR" 40 41
+  # a bigger trace (84 thousand samples), whose deep frames hold too little
+  # of the whole trace for a whole-trace threshold but not of a window
+  compare ocamlopt "$CORPUS/traces/ref-example-ocamlopt.ctf"
+  window ocamlopt "$CORPUS/traces/ref-example-ocamlopt.ctf" 10 20
+  window ocamlopt "$CORPUS/traces/ref-example-ocamlopt.ctf" 40 41
   expect 1 "malformed trace" report "$CORPUS/malformed/bad-bt-flip-bucket.ctf" -o "$T/x.html"
   grep -q "memtrace report: " "$T/err" || fail "no message for a malformed trace"
   # skipped packets are reported once (the first pass), as by top

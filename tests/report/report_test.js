@@ -3,7 +3,9 @@
 // each trace, the page has no console errors, the live-heap chart is drawn,
 // the peak it shows is `memtrace live`'s, clicking a flame-graph frame (on
 // its canvas) zooms and extends the breadcrumb, a dragged time window gives
-// the samples of its bins, the live-at-end view differs from the
+// the samples of its bins, a window over the middle third of the samples
+// gives each frame the samples `memtrace flamegraph --from --to` gives for the window's bin
+// edges (as the page names them), the live-at-end view differs from the
 // allocated view exactly as top's totals say, and the sites table's top row
 // is `memtrace top`'s; a screenshot NAME.png is saved in OUTDIR.
 //   node report_test.js CLI OUTDIR NAME=TRACE...
@@ -12,6 +14,7 @@ const path = require('path');
 const fs = require('fs');
 const {execFileSync} = require('child_process');
 const {chromium} = require(path.join(__dirname, 'node_modules', 'playwright-core'));
+const windowCheck = require(path.join(__dirname, 'window_check.js'));
 
 const [cli, outdir, ...traces] = process.argv.slice(2);
 let fails = 0;
@@ -137,7 +140,7 @@ async function check(browser, name, trace) {
   const x1 = await page.evaluate(() => {
     const B = lazy('memtrace-bins');
     let first = Infinity;
-    B.node_bins.forEach((n, j) => { const b = j % D.nbins; if (n > 0 && b < first) first = b; });
+    eachBin(B, (node, b, n) => { if (n > 0 && b < first) first = b; });
     return 60 + 830 * (first + 0.5) * D.bin_width_us / Math.max(1, D.end_us); });
   await page.mouse.move(box.x + 40, box.y + 100);
   await page.mouse.down();
@@ -147,7 +150,8 @@ async function check(browser, name, trace) {
   const inw = await page.evaluate(() => {
     const m = document.getElementById('win').textContent.match(/window ([0-9.]+) s - ([0-9.]+) s/);
     let inwin = 0, all = 0; const used = new Set();
-    lazy('memtrace-bins').node_bins.forEach((n, j) => { const b = j % D.nbins;
+    const B = lazy('memtrace-bins');
+    eachBin(B, (node, b, n) => {
       const t = b * D.bin_width_us; all += n; if (n) used.add(b); if (t >= win[0] && t < win[1]) inwin += n; });
     return {inwin, all, m: !!m, bins: used.size}; });
   const root = await page.evaluate(() => flameFrames().find((f) => f.node === 0));
@@ -159,6 +163,7 @@ async function check(browser, name, trace) {
   if (inw.m && inw.inwin > 0 && (inw.inwin < inw.all || inw.bins === 1) && tipText.includes(`, ${inw.inwin} samples, 100.00%`))
     ok(`${name}: window ${winText}: ${inw.inwin} of ${inw.all} samples`);
   else fail(`${name}: window '${winText}', tooltip '${tipText}', expected ${inw.inwin} of ${inw.all} samples`);
+  await windowTree(page, name, trace, box);
   await page.evaluate(() => window.scrollTo(0, 0));
   await page.mouse.click(box.x + 100, box.y + 100);    // a click clears the window
   if (await page.textContent('#win') !== '') fail(`${name}: window not cleared`);
@@ -176,6 +181,55 @@ async function check(browser, name, trace) {
   if (errors.length) fail(`${name}: console errors: ${errors.join(' | ')}`);
   else ok(`${name}: no console errors; screenshot ${path.join(outdir, name + '.png')}`);
   await page.close();
+}
+
+// drag over the chart from the middle of the bin before the one where a
+// third of the samples allocated is reached to the middle of the one where
+// two thirds are: the window snaps to the bins starting in it (those two
+// and the ones between) and the page names its edges as flamegraph's
+// --from and --to; every frame of the flame graph at least a pixel wide
+// that can be compared with `memtrace flamegraph --lines` for those times
+// (window_check.js) holds the samples the CLI gives its stack
+async function windowTree(page, name, trace, box) {
+  await page.evaluate(() => window.scrollTo(0, 0));
+  const [x0, x1] = await page.evaluate(() => {
+    const B = lazy('memtrace-bins'), per = new Float64Array(D.nbins);
+    eachBin(B, (node, b, n) => per[b] += n);
+    const all = per.reduce((a, b) => a + b, 0);
+    let b0 = -1, b1 = -1;
+    for (let b = 0, s = 0; b < D.nbins; b++) {
+      s += per[b];
+      if (b0 < 0 && 3 * s >= all) b0 = b;
+      if (b1 < 0 && 3 * s >= 2 * all) b1 = b;
+    }
+    const x = (bins) => 60 + 830 * bins * D.bin_width_us / Math.max(1, D.end_us);
+    return [b0 ? x(b0 - 0.5) : 40, x(b1 + 0.5)]; });
+  await page.mouse.move(box.x + x0, box.y + 100);
+  await page.mouse.down();
+  await page.mouse.move(box.x + x1, box.y + 100, {steps: 4});
+  await page.mouse.up();
+  const w = await page.evaluate(() => ({text: document.getElementById('win').textContent, win, bw: D.bin_width_us,
+    D: {nodes: D.nodes, strings: D.strings, frames: D.frames}, cum: Array.from(shown.cum)}));
+  const m = w.text.match(/--from ([0-9.]+) --to ([0-9.]+)\)/);
+  if (!m || +m[1] !== w.win[0] / 1e6 || +m[2] !== w.win[1] / 1e6 || w.win[0] % w.bw || w.win[1] % w.bw ||
+      !(w.win[0] < w.win[1])) {
+    fail(`${name}: window '${w.text}' is not ${JSON.stringify(w.win)} at bin edges of ${w.bw} us`);
+    return;
+  }
+  const folded = run(['flamegraph', '--lines', '--from', m[1], '--to', m[2], trace]);
+  const whole = run(['flamegraph', '--lines', trace]);
+  const r = windowCheck.compare(w.D, w.cum, folded, whole);
+  // (how much the window changes the tree: the frames whose share differs)
+  let all = Float64Array.from(w.D.nodes.alloc), changed = 0;
+  const st = [], N = all.length, parent = new Int32Array(N);
+  for (let i = 0; i < N; i++) { const d = w.D.nodes.depth[i]; parent[i] = d ? st[d - 1] : -1; st[d] = i; }
+  for (let i = N - 1; i > 0; i--) all[parent[i]] += all[i];
+  for (let i = 1; i < N; i++) if (Math.abs(w.cum[i] / (w.cum[0] || 1) - all[i] / (all[0] || 1)) > 0.01) changed++;
+  if (!r.bad.length && r.checked)
+    ok(`${name}: window ${m[1]} - ${m[2]} s: ${r.checked} frames at least a pixel wide as memtrace flamegraph ` +
+       `--from ${m[1]} --to ${m[2]} (${changed} frames' share differs by more than 1% from the whole trace's)`);
+  else fail(`${name}: window ${m[1]} - ${m[2]} s: ${r.bad.length} of ${r.checked} frames differ from ` +
+            `memtrace flamegraph: ${r.bad.slice(0, 3).join('; ')}`);
 }
 
 (async () => {
