@@ -109,7 +109,7 @@ printf '%-52s %sx (dump / dd: %sx)\n' "dump / head" "$(get dump.txt dump_x_head)
 printf '%-52s %s KiB (partial run: %s)\n' "peak RSS memtrace dump, synthetic trace" \
     "$(get dump.txt dump_big_rss_kib)" "$(get dump.txt dump_big_partial)"
 printf '%-52s %s KiB\n' "peak RSS bench_decode full decode, synthetic trace" "$(get dump.txt decode_big_rss_kib)"
-echo "toolkit speed relative to plain full decoding (1.00 = as fast; by wall / CPU time):"
+echo "toolkit speed relative to plain full decoding (1.00 = as fast; by best / median wall time, median CPU time):"
 sed -n '2,8p' "$logdir/tools.txt"
 echo "decoding floor (bench_walk, synthetic trace):"
 sed -n '2,4p' "$logdir/walk.txt"

@@ -16,6 +16,7 @@
 #endif
 
 #include "analysis/analysis.h"
+#include "analysis/newcodes.h"
 #include "util/grow.h"
 #include "util/hugemem.h"
 #include "util/u64map.h"
@@ -379,7 +380,7 @@ typedef struct scan_priv {
     uint64_t *cum;              /* running OR of masks of the last backtrace */
     size_t cum_cap, prev_len;
     int prev_domain, have_prev;
-    int check_all;              /* look up every new frame (see summarize) */
+    mt_newcodes newcodes;       /* which frames need their codes checked */
     uint64_t in_bits, not_in_bits;
     uint64_t dm_skey[DM_SIZE];  /* direct-mapped cache in front of stack_ids */
     uint32_t dm_sidx[DM_SIZE];  /* stack index + 1; 0: empty */
@@ -456,18 +457,11 @@ static int64_t summarize(mt_scan *s, const mt_event *ev)
         snprintf(s->err, sizeof s->err, "out of memory");
         return -1;
     }
-    /* A backtrace whose decoding put no new code into the decoder's cache
-     * (ev->new_codes) has only codes checked when they first came, or 0
-     * from a bucket never filled; so without --in / --not-in (no masks to
-     * compute) the new frames need no lookup, only a look for 0. A backtrace
-     * the reader discarded (common prefix past the previous one) may have
-     * brought codes nobody checked: from then on every new frame is. */
-    if (ev->new_codes && (uint64_t)ev->common_prefix > len)
-        p->check_all = 1;
+    /* Without --in / --not-in (no masks to compute) the new frames need
+     * lookups only to check their codes, and only when they may hold a code
+     * not checked before (newcodes.h). */
     int needles = p->in_bits || p->not_in_bits;
-    int fast = !ev->new_codes && !p->check_all && !needles;
-    for (size_t i = from; fast && i < len; i++)
-        fast = bt[i] != 0;
+    int fast = !mt_newcodes_possible(&p->newcodes, ev, from) && !needles;
     int64_t last = -1;                          /* bt[len - 1]'s index */
     uint64_t mask = 0;
     if (needles) {

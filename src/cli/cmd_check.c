@@ -10,8 +10,11 @@
  * warnings (collect of an unknown or dead id, promote of an object that is
  * not a live minor allocation, negative lengths, nsamples <= 0).
  *
- * Memory: a set of the distinct location codes and a table of the live
- * object ids; nothing grows with the size of the file otherwise.
+ * A backtrace's codes are looked up only when it may hold a code not seen
+ * before (analysis/newcodes.h): the reader's count of new codes makes that
+ * rare. Memory: a set of the distinct location codes and the live object
+ * ids (a ring of recent ids, a hash table of older survivors); nothing
+ * grows with the size of the file otherwise.
  *
  * What the public API does not tell: packet counts (only the skipped ones,
  * through the diagnostics callback) and the byte offset where an event
@@ -28,6 +31,7 @@
 #include "util/json.h"
 #include "cli/progress.h"
 #include "util/u64map.h"
+#include "analysis/newcodes.h"
 
 void usage_check(FILE *out)
 {
@@ -123,6 +127,84 @@ typedef struct skip_rec {
     char message[160];
 } skip_rec;
 
+/* Live object ids and their LIVE_* tags. Ids are handed out in sequence
+ * and most objects die young, so the last ID_RING ids sit in a ring of tags
+ * indexed by id (a put and a take touch one byte, where a hash table misses
+ * the cache on both); an id still live when the ring moves past it goes to
+ * a hash table of older survivors. */
+#define ID_RING (1u << 16)
+#define ID_MASK (ID_RING - 1)
+
+typedef struct idset {
+    uint8_t *ring;               /* tag + 1 of ids [base, base + ID_RING); 0 */
+    uint64_t base;               /* (ids as unsigned: any int64 works)       */
+    u64map old;
+} idset;
+
+static int in_ring(const idset *t, uint64_t id)
+{
+    return t->ring && id - t->base < ID_RING && (int64_t)id >= (int64_t)t->base;
+}
+
+/* Insert or overwrite; 0, or -1 when out of memory. */
+static int idset_put(idset *t, int64_t sid, unsigned tag)
+{
+    uint64_t id = (uint64_t)sid;
+    if (!t->ring) {
+        if (!(t->ring = calloc(ID_RING, 1)))
+            return -1;
+        t->base = id;
+    }
+    if (sid < (int64_t)t->base)
+        return u64map_put(&t->old, id, tag);
+    if (id - t->base >= ID_RING) {      /* move the ring to end at id */
+        uint64_t nb = id - ID_RING + 1, steps = nb - t->base;
+        for (uint64_t i = 0; i < steps && i < ID_RING; i++) {
+            uint8_t *e = &t->ring[(t->base + i) & ID_MASK];
+            if (*e && u64map_put(&t->old, t->base + i, *e - 1u))
+                return -1;
+            *e = 0;
+        }
+        t->base = nb;
+    }
+    t->ring[id & ID_MASK] = (uint8_t)(tag + 1);
+    return 0;
+}
+
+/* 1 and the tag in *tag if id is live, else 0. */
+static int idset_get(const idset *t, int64_t sid, unsigned *tag)
+{
+    uint64_t id = (uint64_t)sid;
+    if (in_ring(t, id)) {
+        unsigned e = t->ring[id & ID_MASK];
+        *tag = e - 1u;
+        return e != 0;
+    }
+    const uint64_t *v = u64map_get(&t->old, id);
+    if (v)
+        *tag = (unsigned)*v;
+    return v != NULL;
+}
+
+/* Remove id; 1 if it was live, else 0. */
+static int idset_del(idset *t, int64_t sid)
+{
+    uint64_t id = (uint64_t)sid, v;
+    if (in_ring(t, id)) {
+        uint8_t *e = &t->ring[id & ID_MASK];
+        int was = *e != 0;
+        *e = 0;
+        return was;
+    }
+    return u64map_del(&t->old, id, &v);
+}
+
+static void idset_free(idset *t)
+{
+    free(t->ring);
+    u64map_free(&t->old);
+}
+
 typedef struct check_state {
     mt_reader *r;
     int64_t start_time;
@@ -138,8 +220,9 @@ typedef struct check_state {
     uint64_t codes_empty, frames, empty_bt, longest;
     int have_prev_bt, prev_domain;
     uint64_t prev_len;           /* frames of the previous allocation      */
+    mt_newcodes newcodes;        /* which frames may hold unchecked codes  */
     /* object ids */
-    u64map live;                 /* id -> LIVE_*                           */
+    idset live;                  /* id -> LIVE_*                           */
     int any_alloc;
     int64_t min_id, max_id;
     warning warn[W_COUNT];
@@ -184,7 +267,7 @@ static int on_event(void *ctx, const mt_event *ev)
     if (s->events == 1)
         s->first_time = ev->time;
     s->last_time = ev->time;
-    uint64_t *e, v;
+    unsigned tag;
     switch (ev->kind) {
     case MT_EVENT_ALLOC: {
         size_t n = ev->backtrace_len;
@@ -207,6 +290,8 @@ static int on_event(void *ctx, const mt_event *ev)
         s->prev_len = n;
         uint64_t prev = 0;
         int have_prev = 0;
+        if (!mt_newcodes_possible(&s->newcodes, ev, from))
+            from = n;                       /* every code was checked before */
         for (size_t i = from; i < n; i++) {
             uint64_t code = ev->backtrace[i];
             if (have_prev && code == prev)      /* runs of recursion */
@@ -234,9 +319,9 @@ static int on_event(void *ctx, const mt_event *ev)
             warn(s, W_NEGATIVE_LENGTH, ev->id, ev->length);
         if (ev->nsamples <= 0)
             warn(s, W_NSAMPLES, ev->id, ev->nsamples);
-        int tag = ev->source == MT_SOURCE_MINOR ? LIVE_MINOR
-                  : ev->source == MT_SOURCE_MAJOR ? LIVE_MAJOR : LIVE_EXTERNAL;
-        if (u64map_put(&s->live, (uint64_t)ev->id, (uint64_t)tag)) {
+        tag = ev->source == MT_SOURCE_MINOR ? LIVE_MINOR
+              : ev->source == MT_SOURCE_MAJOR ? LIVE_MAJOR : LIVE_EXTERNAL;
+        if (idset_put(&s->live, ev->id, tag)) {
             s->oom = 1;
             return 1;
         }
@@ -249,18 +334,19 @@ static int on_event(void *ctx, const mt_event *ev)
     }
     case MT_EVENT_PROMOTE:
         s->promotes++;
-        e = u64map_get(&s->live, (uint64_t)ev->id);
-        if (!e)
+        if (!idset_get(&s->live, ev->id, &tag))
             warn(s, allocated_before(s, ev->id) ? W_PROMOTE_DEAD : W_PROMOTE_UNKNOWN,
                  ev->id, 0);
-        else if (*e != LIVE_MINOR)
+        else if (tag != LIVE_MINOR)
             warn(s, W_PROMOTE_NOT_MINOR, ev->id, 0);
-        else
-            *e = LIVE_PROMOTED;
+        else if (idset_put(&s->live, ev->id, LIVE_PROMOTED)) {
+            s->oom = 1;
+            return 1;
+        }
         break;
     case MT_EVENT_COLLECT:
         s->collects++;
-        if (!u64map_del(&s->live, (uint64_t)ev->id, &v))
+        if (!idset_del(&s->live, ev->id))
             warn(s, allocated_before(s, ev->id) ? W_COLLECT_DEAD : W_COLLECT_UNKNOWN,
                  ev->id, 0);
         break;
@@ -558,7 +644,7 @@ int cmd_check(int argc, char **argv)
         rc = EXIT_DATA;
     }
     u64map_free(&s->codes);
-    u64map_free(&s->live);
+    idset_free(&s->live);
     free(s);
     mt_reader_close(r);
     return rc;
