@@ -1,7 +1,8 @@
 /*
  * trace_check.h - helpers shared by the checker programs of the tool tests
- * (strip_names_check.c, subsample_check.c): a FAIL line on stdout, and
- * opening a trace with the failure reported.
+ * (strip_names_check.c, subsample_check.c, gen_old_ids.c): a FAIL line on
+ * stdout, opening a trace with the failure reported, and the trace info of
+ * a test trace.
  */
 #ifndef MT_TESTS_TRACE_CHECK_H
 #define MT_TESTS_TRACE_CHECK_H
@@ -36,6 +37,22 @@ static inline mt_reader *open_trace(const char *path, int skip_bt)
         return NULL;
     }
     return r;
+}
+
+/* The trace info of a test trace: 64-bit words, host "host", no runtime
+ * parameters. */
+static inline mt_trace_info test_info(const char *exe, double rate, int64_t pid,
+                                      int64_t start)
+{
+    mt_trace_info info = {0};
+    info.sample_rate = rate;
+    info.word_size = 64;
+    info.executable_name = exe;
+    info.host_name = "host";
+    info.runtime_params = "";
+    info.pid = pid;
+    info.start_time = start;
+    return info;
 }
 
 #endif

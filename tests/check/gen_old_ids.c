@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "memtrace/memtrace.h"
+#include "../trace_check.h"
 
 #define START 1700000000000000LL
 
@@ -38,14 +39,7 @@ int main(int argc, char **argv)
     int fd = open(argv[1], O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (fd < 0)
         return 1;
-    mt_trace_info info = {0};
-    info.sample_rate = 1e-4;
-    info.word_size = 64;
-    info.executable_name = "old_ids";
-    info.host_name = "host";
-    info.runtime_params = "";
-    info.pid = 7;
-    info.start_time = START;
+    mt_trace_info info = test_info("old_ids", 1e-4, 7, START);
     mt_writer_options opt = {0};
     opt.no_fork_check = 1;
     mt_writer *w;
