@@ -6,19 +6,21 @@
 //
 // The CLI's folded stacks keep only the first occurrence of a frame in a
 // stack (recursion folded into its outermost call) and leave out stacks of
-// one frame; the page's tree keeps every frame. So both are compared on
-// the CLI's terms: every page node whose frame is new on its path charges
-// its window value to the folded path of its path (its path without the
-// repeated frames); a folded path's value on the CLI's side is the sum of
-// the weights of the lines it begins. Every folded path of two frames or
-// more that is at least a pixel wide (1/1200 of the window's samples, the
-// flame graph being 1200 pixels wide) on either side must have the same
-// value on both: the page drops only what is under a pixel in every
-// window, so a path may differ by at most a pixel when under it is a frame
-// the page left out.
-//   node window_check.js PAGE.html FIRST_BIN END_BIN < FOLDED
-//     (checks the bins FIRST_BIN .. END_BIN - 1; prints what it checked,
-//     exit 1 on a disagreement)
+// one frame; the page's tree keeps every frame. So a page node is compared
+// with the folded stack of its path (its path without repeated frames)
+// only when it is the only page node whose frame is new on its path with
+// that folded stack, and the folded stack holds the node's samples over the
+// whole trace too (no frame pruned from the page folds into it). Such a
+// node of depth 2 or more at least a pixel wide (1/1200 of the window's
+// samples, the flame graph being 1200 pixels wide) on either side must
+// hold exactly the samples of its folded stack in the window.
+// `memtrace speedscope --from A --to B` folds nothing: against it, every
+// node at least a pixel wide is compared.
+//   node window_check.js PAGE.html FIRST_BIN END_BIN WHOLE.folded [SPEEDSCOPE.json] < WINDOW.folded
+//     (the window is bins FIRST_BIN .. END_BIN - 1; the folded stacks are
+//     `memtrace flamegraph --lines` output for the window and the whole
+//     trace; prints what it checked, exit 1 on a disagreement or when
+//     nothing could be compared)
 'use strict';
 
 const PIXELS = 1200;
