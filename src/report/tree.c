@@ -58,6 +58,13 @@ int64_t rp_tree_site_find(const rp_tree *t, const char *name)
     }
 }
 
+/* Whether part is at least 1/k of whole (k > 0), without the overflow
+ * of part * k (an abusive trace can hold 2^62 samples). */
+static int at_least(int64_t part, int64_t whole, int64_t k)
+{
+    return part >= whole / k + (whole > 0 && whole % k != 0);
+}
+
 /* Mark (binned = 1) the nodes whose subtree holds at least 1/RP_BIN_PRUNE
  * of the samples allocated in some time bin. Bin by bin: each stack's
  * samples on its node (node_of), summed up the trie (children come after
@@ -93,7 +100,7 @@ static int mark_bin_heavy(rp_tree *t, const rp_profile *p, const uint32_t *node_
         for (size_t i = t->nnodes; i-- > 1;)
             acc[t->nodes[i].parent] += acc[i];
         for (size_t i = 1; i < t->nnodes; i++)
-            if (acc[i] > 0 && acc[i] * (int64_t)RP_BIN_PRUNE >= acc[0])
+            if (acc[i] > 0 && at_least(acc[i], acc[0], RP_BIN_PRUNE))
                 t->nodes[i].binned = 1;
     }
     rc = 0;
@@ -169,7 +176,7 @@ int rp_tree_build(rp_tree *t, rp_profile *p, const mt_filter *f, size_t nbins)
         rp_node *n = &t->nodes[i];
         int keep = i == 0 || n->binned;
         for (int k = 0; k < 3 && !keep; k++)
-            keep = n->cum[k] > 0 && n->cum[k] * (int64_t)RP_PRUNE >= tot[k];
+            keep = n->cum[k] > 0 && at_least(n->cum[k], tot[k], RP_PRUNE);
         if (keep && (i == 0 || t->nodes[n->parent].keep))
             n->keep = (uint32_t)++t->nkept;
     }

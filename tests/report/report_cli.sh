@@ -54,7 +54,7 @@ sums() {
       if (!(B.node[j] >= 0 && B.node[j] < N && (!j || B.node[j] > B.node[j - 1]) &&
             B.mask.slice(j * W, j * W + W).some((m) => m > 0))) {
         console.error(`bad binned node ${j}: ${B.node[j]}`); process.exit(1); }
-    if (!R.every(([n, b, v]) => v > 0 && b < D.nbins)) { console.error("a remainder of 0 samples"); process.exit(1); }
+    if (!R.every(([n, b, v]) => v !== 0 && b < D.nbins)) { console.error("a remainder of 0 samples"); process.exit(1); }
     const ca = sum(C.alloc), cp = sum(C.peak), ce = sum(C.end);
     if (ca !== a || cp !== p || ce !== e || sum(C.site) >= D.sites.name.length) {
       console.error(`site classes ${ca} ${cp} ${ce} vs tree ${a} ${p} ${e}`); process.exit(1); }
