@@ -82,6 +82,13 @@ int cli_parse_trace_out(const char *cmd, void (*show_usage)(FILE *), int argc,
                         char **argv, struct mt_filter *f, const char **path,
                         const char **outpath, char *filters, size_t filters_len);
 
+/* Write the file outpath ("-": standard output) with write(ctx, fd), which
+ * returns 0, -2 for a failed write (errno set) or -1 for any other failure.
+ * Returns 0; 1 after reporting ("OUTPATH: ...") that the file could not be
+ * opened, written or closed; -1 when write returned -1. */
+int cli_write_file(const char *cmd, const char *outpath, int (*write)(void *ctx, int fd),
+                   void *ctx);
+
 /* Diagnostics callback that prints the reader's message on stderr. */
 void cli_print_diag(void *ctx, mt_diag_kind kind, uint64_t offset,
                     const char *message);

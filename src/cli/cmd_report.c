@@ -5,8 +5,6 @@
  * at the peak, live at the end) and the top allocation sites. Aggregated
  * in C (src/report/profile.c), page in web/report.html (src/report/html.c).
  */
-#include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -59,6 +57,19 @@ void usage_report(FILE *out)
             "the file on standard error), 2 bad usage.\n");
 }
 
+/* rp_write_html's arguments, for cli_write_file. */
+typedef struct html_job {
+    rp_profile *p;
+    const mt_filter *f;
+    const char *filters;
+} html_job;
+
+static int html_write(void *ctx, int fd)
+{
+    html_job *j = ctx;
+    return rp_write_html(j->p, j->f, j->filters, fd);
+}
+
 int cmd_report(int argc, char **argv)
 {
     const char *path = NULL, *outpath = NULL;
@@ -103,21 +114,12 @@ int cmd_report(int argc, char **argv)
     p.classes = 1;
     rc = EXIT_DATA;
     if (rp_profile_run(&p, "report", path, &f) == MT_OK) {
-        int tostdout = strcmp(outpath, "-") == 0;
-        int fd = tostdout ? STDOUT_FILENO : open(outpath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        if (fd < 0) {
-            cli_error("report", "%s: %s", outpath, strerror(errno));
-        } else {
-            int w = rp_write_html(&p, &f, filters, fd);
-            if (!tostdout && close(fd) && w == 0)
-                w = -2;
-            if (w == -2)
-                cli_error("report", "%s: writing: %s", outpath, strerror(errno));
-            else if (w)
-                cli_error("report", "%s: invalid location code or out of memory", path);
-            else
-                rc = EXIT_OK;
-        }
+        html_job job = {&p, &f, filters};
+        int w = cli_write_file("report", outpath, html_write, &job);
+        if (w == 0)
+            rc = EXIT_OK;
+        else if (w < 0)
+            cli_error("report", "%s: invalid location code or out of memory", path);
     }
     rp_profile_free(&p);
 out:

@@ -6,7 +6,6 @@
  * at the end - over shared frames with name, file and line.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -103,6 +102,21 @@ static int write_profile(mt_out *o, rp_profile *p, rp_frames *fr, const mt_filte
     return 0;
 }
 
+static int write_speedscope(rp_profile *p, const mt_filter *f, int fd, const char *trace);
+
+/* write_speedscope's arguments, for cli_write_file. */
+typedef struct sp_job {
+    rp_profile *p;
+    const mt_filter *f;
+    const char *trace;
+} sp_job;
+
+static int sp_write(void *ctx, int fd)
+{
+    sp_job *j = ctx;
+    return write_speedscope(j->p, j->f, fd, j->trace);
+}
+
 static int write_speedscope(rp_profile *p, const mt_filter *f, int fd, const char *trace)
 {
     rp_frames fr;
@@ -179,20 +193,9 @@ int cmd_speedscope(int argc, char **argv)
     p.need_timeline = 1;
     rc = EXIT_DATA;
     if (rp_profile_run(&p, "speedscope", path, &f) == MT_OK) {
-        int tostdout = strcmp(outpath, "-") == 0;
-        int fd = tostdout ? STDOUT_FILENO : open(outpath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        if (fd < 0) {
-            cli_error("speedscope", "%s: %s", outpath, strerror(errno));
-        } else {
-            int w = write_speedscope(&p, &f, fd, path);
-            if (!tostdout && close(fd) && w == 0) {
-                w = -2;
-            }
-            if (w == -2)
-                cli_error("speedscope", "%s: writing: %s", outpath, strerror(errno));
-            else if (w == 0)
-                rc = EXIT_OK;
-        }
+        sp_job job = {&p, &f, path};
+        if (cli_write_file("speedscope", outpath, sp_write, &job) == 0)
+            rc = EXIT_OK;
     }
     rp_profile_free(&p);
 out:

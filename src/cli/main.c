@@ -2,10 +2,13 @@
  * main.c - the memtrace command: dispatches to one subcommand per file
  * (cmd_*.c) and holds the helpers they share.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "analysis/analysis.h"
 #include "cli/cli.h"
@@ -59,6 +62,25 @@ void cli_error(const char *cmd, const char *fmt, ...)
     vfprintf(stderr, fmt, ap);
     va_end(ap);
     fputc('\n', stderr);
+}
+
+int cli_write_file(const char *cmd, const char *outpath, int (*write)(void *ctx, int fd),
+                   void *ctx)
+{
+    int tostdout = strcmp(outpath, "-") == 0;
+    int fd = tostdout ? STDOUT_FILENO : open(outpath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0) {
+        cli_error(cmd, "%s: %s", outpath, strerror(errno));
+        return 1;
+    }
+    int w = write(ctx, fd);
+    if (!tostdout && close(fd) && w == 0)
+        w = -2;
+    if (w == -2) {
+        cli_error(cmd, "%s: writing: %s", outpath, strerror(errno));
+        return 1;
+    }
+    return w ? -1 : 0;
 }
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)
