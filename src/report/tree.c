@@ -214,10 +214,10 @@ int rp_tree_build(rp_tree *t, rp_profile *p, const mt_filter *f, size_t nbins)
     for (size_t b = 0; b < p->nbins_used; b++) {
         uint64_t bin = p->bins[b].bin, n = (uint64_t)p->bins[b].n;
         uint32_t sid = p->bins[b].stack, at = node_of[sid];
-        if (bin < t->nbins)
+        if (bin < t->nbins) {
             t->node_bins[(t->nodes[at].binned - 1) * t->nbins + bin] += (int64_t)n;
-        if (bin < t->nbins)
             t->site_bins[(size_t)site_at[sid] * t->nbins + bin] += (int64_t)n;
+        }
     }
     rc = 0;
 out:

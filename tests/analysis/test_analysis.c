@@ -2,13 +2,15 @@
  * test_analysis.c - unit tests of src/analysis: estimates, every filter
  * option alone (and a few combinations), --hide sites, the live-heap
  * timeline and its peak, on the synthetic trace of synth.h where every
- * expected value is exact.
+ * expected value is exact; and newcodes.h's rule for which frames need
+ * their codes looked up.
  */
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "analysis/analysis.h"
+#include "analysis/newcodes.h"
 #include "synth.h"
 
 static int fails, passes;
@@ -224,6 +226,36 @@ static void test_timeline(void)
     CHECK(strcmp(buf, "976 B") == 0, "fmt %s", buf);
 }
 
+/* newcodes.h: lookups are needed after a miss codeword, for a frame 0 (a
+ * bucket never filled), and for good once a dropped (stale) decode brought
+ * new codes; otherwise not, whatever the frames are. */
+static void test_newcodes(void)
+{
+    mt_newcodes g = {0};
+    uint64_t bt[4] = {11, 22, 33, 44};
+    mt_event ev = {0};
+    ev.kind = MT_EVENT_ALLOC;
+    ev.backtrace = bt;
+    ev.backtrace_len = 4;
+    ev.common_prefix = 2;
+    CHECK(mt_newcodes_possible(&g, &ev, 2) == 0, "hits only: no lookup");
+    ev.new_codes = 1;
+    CHECK(mt_newcodes_possible(&g, &ev, 2) == 1, "a miss: lookups");
+    ev.new_codes = 0;
+    bt[3] = 0;
+    CHECK(mt_newcodes_possible(&g, &ev, 2) == 1, "frame 0 among the new frames");
+    CHECK(mt_newcodes_possible(&g, &ev, 4) == 0, "frame 0 in the prefix: seen before");
+    bt[3] = 44;
+    CHECK(g.check_all == 0, "no dropped decode yet");
+    ev.common_prefix = 9;                       /* > backtrace_len: dropped */
+    CHECK(mt_newcodes_possible(&g, &ev, 0) == 0, "a dropped decode without misses");
+    ev.new_codes = 2;
+    CHECK(mt_newcodes_possible(&g, &ev, 0) == 1, "a dropped decode with misses");
+    ev.new_codes = 0;
+    ev.common_prefix = 2;
+    CHECK(mt_newcodes_possible(&g, &ev, 2) == 1, "every frame after a dropped decode");
+}
+
 static void test_errors(void)
 {
     mt_scan s = {0};
@@ -244,6 +276,7 @@ int main(int argc, char **argv)
     test_estimates();
     test_filters();
     test_timeline();
+    test_newcodes();
     test_errors();
     unlink(path);
     printf("%d passed, %d failed\n", passes, fails);
