@@ -555,7 +555,8 @@ static int count_pending(fg *g)
     g->npend--;
     if (grow_array(&g->base, &g->base_cap, q->len, sizeof *g->base))
         return -2;
-    memcpy(g->base + q->p, q->suf, (q->len - q->p) * sizeof *g->base);
+    if (q->len > q->p)          /* (memcpy's pointers must be valid even for 0) */
+        memcpy(g->base + q->p, q->suf, (q->len - q->p) * sizeof *g->base);
     g->base_len = q->len;
     size_t idx;
     int e = stack_find(g, q->h, g->base, g->base_len, &idx);
@@ -592,7 +593,8 @@ static int on_alloc(fg *g, const mt_event *ev)
             e = -2;
         if (e)
             return e;
-        memcpy(q->suf, ev->backtrace + q->p, (n - q->p) * sizeof *q->suf);
+        if (n > q->p)
+            memcpy(q->suf, ev->backtrace + q->p, (n - q->p) * sizeof *q->suf);
         q->len = n;
         q->ns = ev->nsamples;
         g->npend++;
