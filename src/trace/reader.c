@@ -178,7 +178,8 @@ static domain_state *domain(mt_reader *r, unsigned id)
     d->last_ts = r->info.start_time;
     mt_locr_init(&d->mtf);
     d->last.limit = MAX_FRAMES;
-    /* room for what the fast path may write: 255 codewords of 256 frames */
+    /* room for what the fast path may write without checking: 255
+     * codewords of 256 frames after a prefix of up to 252 (fast_one) */
     if (mt_frames_reserve(&d->last, 65536 + 4096)) {
         free(d);
         return NULL;
@@ -594,12 +595,11 @@ static int next_slow(mt_reader *r, mt_event *ev)
  * compiler can keep it in registers across a run of events. */
 typedef struct fast_state {
     const uint8_t *p, *pend;
-    uint64_t tbase, tlow, te;
+    uint64_t tbase, tnext, tlow, te;   /* tnext: tbase + 2^MT_TIME_BITS */
     uint64_t lb;                   /* max(time_begin, last event time)      */
     int64_t alloc_id;
-    mt_btr *bt;
-    mt_frames *f;
-    int dom, skip;
+    domain_state *d;               /* its codec state and frames            */
+    int dom;
 } fast_state;
 
 static ALWAYS_INLINE void fast_load(const mt_reader *r, fast_state *s)
@@ -608,14 +608,13 @@ static ALWAYS_INLINE void fast_load(const mt_reader *r, fast_state *s)
     s->p = r->p;
     s->pend = r->pend;
     s->tbase = r->tbase;
+    s->tnext = r->tbase + ((uint64_t)1 << MT_TIME_BITS);
     s->tlow = r->tlow;
     s->te = (uint64_t)r->te;
     s->lb = d && d->last_ts > r->tb ? (uint64_t)d->last_ts : (uint64_t)r->tb;
     s->alloc_id = r->alloc_id;
-    s->bt = d ? &d->bt : NULL;
-    s->f = d ? &d->last : NULL;
+    s->d = d;
     s->dom = d ? (int)d->id : 0;
-    s->skip = r->skip_bt;
 }
 
 /* Write back what fast_one changed; lb is the last event's time once an
@@ -653,14 +652,14 @@ static ALWAYS_INLINE const uint8_t *fast_vint(const uint8_t *p, int64_t *v)
     return NULL;
 }
 
-static ALWAYS_INLINE int fast_one(fast_state *s, mt_event *ev)
+static ALWAYS_INLINE int fast_one(fast_state *s, mt_event *ev, const int skip)
 {
     const uint8_t *p = s->p;
     if (s->pend - p < FAST_MARGIN)
         return 0;
     uint32_t word = mt_ld32(p);
     uint64_t low = word & MT_TIME_MASK;
-    uint64_t t = s->tbase + low + ((uint64_t)(low < s->tlow) << MT_TIME_BITS);
+    uint64_t t = low + (low < s->tlow ? s->tnext : s->tbase);
     unsigned code = word >> 25, b1 = p[4];
     /* one test for time_begin <= t <= time_end and t >= previous event */
     if (!(t - s->lb <= s->te - s->lb) || b1 > 253)
@@ -672,7 +671,6 @@ static ALWAYS_INLINE int fast_one(fast_state *s, mt_event *ev)
         ev->kind = code == MT_EV_COLLECT ? MT_EVENT_COLLECT : MT_EVENT_PROMOTE;
         ev->time = (int64_t)t;
         ev->id = s->alloc_id - 1 - (int64_t)delta;
-        ev->domain = s->dom;
         ev->backtrace = NULL;
         ev->backtrace_len = 0;
         return 1;
@@ -681,6 +679,8 @@ static ALWAYS_INLINE int fast_one(fast_state *s, mt_event *ev)
     unsigned src = 0, prefix = b1, ncw;
     const uint8_t *q;
     if ((uint64_t)length - 1 < 16 && b1 <= 252) {
+        /* at most 255 codewords (65 280 frames) after a prefix of at most
+         * 252: always room, as domain() reserves 65 536 + 4 096 frames */
         ncw = p[5];
         q = p + 6;
     } else if (code == MT_EV_ALLOC) {
@@ -693,12 +693,14 @@ static ALWAYS_INLINE int fast_one(fast_state *s, mt_event *ev)
         prefix = q[1];
         ncw = mt_ld16(q + 2);
         q += 4;
+        if (!skip && s->d->last.cap - prefix < (size_t)ncw * 256 + 1)
+            return 0;
     } else {
         return 0;
     }
     if ((size_t)(s->pend - q) < (size_t)ncw * MT_BT_MAX_CODEWORD)
         return 0;
-    if (s->skip) {
+    if (skip) {
         static const uint8_t size[4] = {2, 2, 3, 10};
         for (unsigned i = 0; i < ncw; i++)
             q += size[q[0] & 3];
@@ -706,12 +708,12 @@ static ALWAYS_INLINE int fast_one(fast_state *s, mt_event *ev)
         ev->backtrace_len = 0;
         ev->new_codes = 0;
     } else {
-        mt_frames *f = s->f;
-        if (prefix > f->len || f->cap - prefix < (size_t)ncw * 256 + 1)
+        mt_frames *f = &s->d->last;
+        if (prefix > f->len)
             return 0;
-        uint64_t misses = s->bt->misses;
-        f->len = prefix + mt_btr_decode_fast(s->bt, &q, ncw, f->v + prefix);
-        ev->new_codes = (unsigned)(s->bt->misses - misses);
+        unsigned nm;
+        f->len = prefix + mt_btr_decode_fast(&s->d->bt, &q, ncw, f->v + prefix, &nm);
+        ev->new_codes = nm;
         ev->backtrace = f->v;
         ev->backtrace_len = f->len;
     }
@@ -720,7 +722,6 @@ static ALWAYS_INLINE int fast_one(fast_state *s, mt_event *ev)
     ev->kind = MT_EVENT_ALLOC;
     ev->time = (int64_t)t;
     ev->id = s->alloc_id++;
-    ev->domain = s->dom;
     ev->source = (mt_source)src;
     ev->length = length;
     ev->nsamples = nsamples;
@@ -732,27 +733,29 @@ int mt_reader_next(mt_reader *r, mt_event *ev)
 {
     fast_state s;
     fast_load(r, &s);
-    if (likely(fast_one(&s, ev))) {
+    ev->domain = s.dom;
+    if (likely(fast_one(&s, ev, r->skip_bt))) {
         fast_store(r, &s);
         return MT_OK;
     }
     return next_slow(r, ev);
 }
 
-int mt_reader_scan(mt_reader *r, mt_event_fn fn, void *ctx)
+/* mt_reader_scan's loop, made twice: with and without backtraces (skip is
+ * a constant in each, which frees a register in the fast path). */
+static ALWAYS_INLINE int scan_loop(mt_reader *r, mt_event_fn fn, void *ctx, const int skip)
 {
-    if (!r || !fn)
-        return MT_ERR_ARG;
     mt_event ev;
     for (;;) {
         fast_state s;
         fast_load(r, &s);
-        if (fast_one(&s, &ev)) {
+        ev.domain = s.dom;
+        if (fast_one(&s, &ev, skip)) {
             int stop;
             do {
                 r->p = s.p;             /* for mt_reader_offset in fn */
                 stop = fn(ctx, &ev);
-            } while (!stop && fast_one(&s, &ev));
+            } while (!stop && fast_one(&s, &ev, skip));
             fast_store(r, &s);
             if (stop)
                 return MT_OK;
@@ -764,6 +767,13 @@ int mt_reader_scan(mt_reader *r, mt_event_fn fn, void *ctx)
         if (fn(ctx, &ev))
             return MT_OK;
     }
+}
+
+int mt_reader_scan(mt_reader *r, mt_event_fn fn, void *ctx)
+{
+    if (!r || !fn)
+        return MT_ERR_ARG;
+    return r->skip_bt ? scan_loop(r, fn, ctx, 1) : scan_loop(r, fn, ctx, 0);
 }
 
 /* ---- public ----------------------------------------------------------- */

@@ -603,14 +603,15 @@ static void test_random(void)
         memset(enc + len, 0, (size_t)n * MT_BT_MAX_CODEWORD - len + 1);
         p = enc;
         uint64_t fast_misses = rfast.misses, slow_misses = r.misses;
-        size_t nfast = mt_btr_decode_fast(&rfast, &p, (unsigned)n, fastout);
+        unsigned fast_nm;
+        size_t nfast = mt_btr_decode_fast(&rfast, &p, (unsigned)n, fastout, &fast_nm);
         if (nfast != L - common || p != enc + len ||
             memcmp(fastout, expect + common, nfast * sizeof *fastout) != 0)
             fast_bad++;
         p = enc;
         long got = mt_btr_decode(&r, &p, enc + len, (unsigned)n, &f, common);
         /* both count the miss codewords: the codes the writer reported new */
-        if (rfast.misses - fast_misses != nm || r.misses - slow_misses != nm)
+        if (rfast.misses - fast_misses != nm || fast_nm != nm || r.misses - slow_misses != nm)
             misses_bad++;
         if (got != (long)L || p != enc + len) {
             if (bad++ < 5)
