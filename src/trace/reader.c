@@ -700,6 +700,19 @@ static ALWAYS_INLINE int fast_one(fast_state *s, mt_event *ev, const int skip)
     }
     if ((size_t)(s->pend - q) < (size_t)ncw * MT_BT_MAX_CODEWORD)
         return 0;
+    mt_frames *f = &s->d->last;
+    if (!skip && prefix > f->len)
+        return 0;
+    /* Accepted. The fields are stored before the backtrace is decoded so
+     * that they need not stay in registers (or the stack) across it. */
+    ev->kind = MT_EVENT_ALLOC;
+    ev->time = (int64_t)t;
+    ev->id = s->alloc_id++;
+    ev->source = (mt_source)src;
+    ev->length = length;
+    ev->nsamples = nsamples;
+    ev->common_prefix = prefix;
+    s->lb = t;
     if (skip) {
         static const uint8_t size[4] = {2, 2, 3, 10};
         for (unsigned i = 0; i < ncw; i++)
@@ -708,9 +721,6 @@ static ALWAYS_INLINE int fast_one(fast_state *s, mt_event *ev, const int skip)
         ev->backtrace_len = 0;
         ev->new_codes = 0;
     } else {
-        mt_frames *f = &s->d->last;
-        if (prefix > f->len)
-            return 0;
         unsigned nm;
         f->len = prefix + mt_btr_decode_fast(&s->d->bt, &q, ncw, f->v + prefix, &nm);
         ev->new_codes = nm;
@@ -718,14 +728,6 @@ static ALWAYS_INLINE int fast_one(fast_state *s, mt_event *ev, const int skip)
         ev->backtrace_len = f->len;
     }
     s->p = q;
-    s->lb = t;
-    ev->kind = MT_EVENT_ALLOC;
-    ev->time = (int64_t)t;
-    ev->id = s->alloc_id++;
-    ev->source = (mt_source)src;
-    ev->length = length;
-    ev->nsamples = nsamples;
-    ev->common_prefix = prefix;
     return 1;
 }
 
