@@ -58,6 +58,12 @@ echo "== bench_decode (synthetic trace)"
 "$dec" "$trace" "$REPS" | tee "$logdir/decode.txt"
 echo "== bench_walk (synthetic trace): the floor of finding event ends, vs scan"
 "$BUILD_DIR/bench/bench_walk" "$trace" 5 | tee "$logdir/walk.txt"
+if command -v valgrind > /dev/null; then
+    echo "== bench_icount.sh (instructions per event, counted by callgrind: noise-free)"
+    "$root/bench/bench_icount.sh" "$BUILD_DIR" | tee "$logdir/icount.txt"
+else
+    echo "(valgrind not installed: no instruction counts)" > "$logdir/icount.txt"
+fi
 echo "== bench_decode (corpus $(basename "$DUMP_TRACE"), small: for comparison)"
 "$dec" "$DUMP_TRACE" "$REPS" | tee "$logdir/decode_ref.txt"
 
@@ -113,4 +119,6 @@ echo "toolkit speed relative to plain full decoding (1.00 = as fast; by best / m
 sed -n '2,8p' "$logdir/tools.txt"
 echo "decoding floor (bench_walk, synthetic trace):"
 sed -n '2,4p' "$logdir/walk.txt"
+echo "decoder instructions (bench_icount.sh, 16 MB synthetic trace; bench_decode's callback included):"
+grep -v '^RESULT' "$logdir/icount.txt" | sed -n '2,3p;/valgrind/p'
 echo "logs: $logdir"
