@@ -733,11 +733,13 @@ static ALWAYS_INLINE int fast_one(fast_state *s, mt_event *ev, const int skip)
 
 int mt_reader_next(mt_reader *r, mt_event *ev)
 {
+    if (!r || !ev)
+        return MT_ERR_ARG;
     fast_state s;
     fast_load(r, &s);
-    ev->domain = s.dom;
     if (likely(fast_one(&s, ev, r->skip_bt))) {
         fast_store(r, &s);
+        ev->domain = s.dom;
         return MT_OK;
     }
     return next_slow(r, ev);

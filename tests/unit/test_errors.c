@@ -6,7 +6,8 @@
  * (skipped and reported as truncated, with its offset), a negative common
  * prefix, sticky errors with messages that name the offset; and on the
  * writer side a failing location callback, code 0 in a callstack, a promote
- * of an id not yet allocated, and events after mt_writer_finish.
+ * of an id not yet allocated, and events after mt_writer_finish; NULL
+ * arguments to the reader's event calls.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -230,11 +231,35 @@ static void test_writer_errors(void)
     free(s4.p);
 }
 
+/* NULL reader or event: MT_ERR_ARG, before and after events were read. */
+static void test_reader_args(void)
+{
+    tbuf b = {0};
+    base_trace(&b);
+    mt_reader *r = mt_reader_create(NULL);
+    mt_event ev;
+    CHECK_EQ(mt_reader_next(NULL, &ev), MT_ERR_ARG);
+    CHECK_EQ(mt_reader_next(r, NULL), MT_ERR_ARG);
+    CHECK_EQ(mt_reader_open_memory(r, b.p, b.len), MT_OK);
+    CHECK_EQ(mt_reader_next(r, NULL), MT_ERR_ARG);
+    CHECK_EQ(mt_reader_next(r, &ev), MT_OK);
+    CHECK_EQ(ev.kind, MT_EVENT_ALLOC);
+    CHECK_EQ(mt_reader_next(r, NULL), MT_ERR_ARG);
+    CHECK_EQ(mt_reader_next(r, &ev), MT_OK);
+    CHECK_EQ(ev.kind, MT_EVENT_COLLECT);
+    CHECK_EQ(mt_reader_scan(NULL, NULL, NULL), MT_ERR_ARG);
+    CHECK_EQ(mt_reader_scan(r, NULL, NULL), MT_ERR_ARG);
+    CHECK_EQ(mt_reader_next(r, &ev), MT_EOF);
+    mt_reader_close(r);
+    free(b.p);
+}
+
 int main(void)
 {
     test_small_packet();
     test_oversized_packet();
     test_negative_prefix();
     test_writer_errors();
+    test_reader_args();
     return CHECK_DONE();
 }
