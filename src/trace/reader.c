@@ -582,6 +582,9 @@ static int next_slow(mt_reader *r, mt_event *ev)
     }
 }
 
+_Static_assert(MT_EV_PROMOTE - 1 == MT_EVENT_PROMOTE && MT_EV_COLLECT - 1 == MT_EVENT_COLLECT,
+               "fast_one maps the two kinds by subtracting 1");
+
 #define FAST_MARGIN 24  /* bytes the fast path reads before deciding */
 #if defined(__GNUC__)
 #define likely(x) __builtin_expect(!!(x), 1)
@@ -595,6 +598,7 @@ static int next_slow(mt_reader *r, mt_event *ev)
  * compiler can keep it in registers across a run of events. */
 typedef struct fast_state {
     const uint8_t *p, *pend;
+    uintptr_t plim;                /* p >= plim: within FAST_MARGIN of pend */
     uint64_t tbase, tnext, tlow, te;   /* tnext: tbase + 2^MT_TIME_BITS */
     uint64_t lb;                   /* max(time_begin, last event time)      */
     int64_t alloc_id;
@@ -607,6 +611,8 @@ static ALWAYS_INLINE void fast_load(const mt_reader *r, fast_state *s)
     domain_state *d = r->cur;
     s->p = r->p;
     s->pend = r->pend;
+    /* 0 (nothing is fast) outside a packet, where p and pend are NULL */
+    s->plim = r->pend ? (uintptr_t)r->pend - (FAST_MARGIN - 1) : 0;
     s->tbase = r->tbase;
     s->tnext = r->tbase + ((uint64_t)1 << MT_TIME_BITS);
     s->tlow = r->tlow;
@@ -655,7 +661,7 @@ static ALWAYS_INLINE const uint8_t *fast_vint(const uint8_t *p, int64_t *v)
 static ALWAYS_INLINE int fast_one(fast_state *s, mt_event *ev, const int skip)
 {
     const uint8_t *p = s->p;
-    if (s->pend - p < FAST_MARGIN)
+    if ((uintptr_t)p >= s->plim)   /* fewer than FAST_MARGIN bytes left */
         return 0;
     uint32_t word = mt_ld32(p);
     uint64_t low = word & MT_TIME_MASK;
@@ -668,7 +674,8 @@ static ALWAYS_INLINE int fast_one(fast_state *s, mt_event *ev, const int skip)
         unsigned delta = b1 <= 252 ? b1 : mt_ld16(p + 5);
         s->p = p + (b1 <= 252 ? 5 : 7);
         s->lb = t;
-        ev->kind = code == MT_EV_COLLECT ? MT_EVENT_COLLECT : MT_EVENT_PROMOTE;
+        /* (promote 3 -> 2, collect 4 -> 3, checked at compile time below) */
+        ev->kind = (mt_event_kind)(code - 1);
         ev->time = (int64_t)t;
         ev->id = s->alloc_id - 1 - (int64_t)delta;
         ev->backtrace = NULL;
