@@ -668,13 +668,15 @@ static ALWAYS_INLINE int fast_one(fast_state *s, mt_event *ev, const int skip)
     uint64_t t = low + (low < s->tlow ? s->tnext : s->tbase);
     unsigned code = word >> 25, b1 = p[4];
     /* one test for time_begin <= t <= time_end and t >= previous event */
-    if (!(t - s->lb <= s->te - s->lb) || b1 > 253)
+    if (!(t - s->lb <= s->te - s->lb))
         return 0;
     if (code == MT_EV_COLLECT || code == MT_EV_PROMOTE) {
+        if (b1 > 253)              /* a 5- or 9-byte delta */
+            return 0;
         unsigned delta = b1 <= 252 ? b1 : mt_ld16(p + 5);
         s->p = p + (b1 <= 252 ? 5 : 7);
         s->lb = t;
-        /* (promote 3 -> 2, collect 4 -> 3, checked at compile time below) */
+        /* (promote 3 -> 2, collect 4 -> 3: static-asserted above) */
         ev->kind = (mt_event_kind)(code - 1);
         ev->time = (int64_t)t;
         ev->id = s->alloc_id - 1 - (int64_t)delta;
