@@ -54,27 +54,23 @@ static void tl_coarsen(mt_timeline *t)
     t->width *= 2;
 }
 
-/* The bin of a time. The width is a power of two, so this shifts instead
- * of dividing (it runs twice per object). */
-static size_t tl_bin(mt_timeline *t, int64_t time)
+/* Add an object allocated at a and collected at c (MT_NEVER: not). The
+ * width is a power of two, so bins are shifts, not divisions; it is first
+ * made wide enough for the later of the two times, so that both use one
+ * width. (This runs once per object: keep it to a few instructions.) */
+int mt_timeline_add(mt_timeline *t, int64_t a, int64_t c, int64_t nsamples)
 {
-    if (time < 0)
-        time = 0;
+    uint64_t ua = a < 0 ? 0 : (uint64_t)a;
+    uint64_t uc = c == MT_NEVER || c < 0 ? 0 : (uint64_t)c;
+    uint64_t hi = ua > uc ? ua : uc;
     unsigned shift = (unsigned)__builtin_ctzll((uint64_t)t->width);
-    while (((uint64_t)time >> shift) >= MT_TL_BINS) {
+    while ((hi >> shift) >= MT_TL_BINS) {
         tl_coarsen(t);
         shift++;
     }
-    return (size_t)((uint64_t)time >> shift);
-}
-
-int mt_timeline_add(mt_timeline *t, int64_t a, int64_t c, int64_t nsamples)
-{
+    t->alloc[ua >> shift] += nsamples;
     if (c != MT_NEVER)
-        tl_bin(t, c);           /* coarsen first, so both use one width */
-    t->alloc[tl_bin(t, a)] += nsamples;
-    if (c != MT_NEVER)
-        t->coll[tl_bin(t, c)] += nsamples;
+        t->coll[uc >> shift] += nsamples;
     return 0;
 }
 
