@@ -43,7 +43,9 @@ void mt_timeline_free(mt_timeline *t)
     t->alloc = t->coll = NULL;
 }
 
-static void tl_coarsen(mt_timeline *t)
+/* (out of line and cold: it runs a few dozen times a trace, and inlined it
+ * made mt_timeline_add save and restore registers on every call) */
+static __attribute__((noinline, cold)) void tl_coarsen(mt_timeline *t)
 {
     for (size_t i = 0; i < MT_TL_BINS / 2; i++) {
         t->alloc[i] = t->alloc[2 * i] + t->alloc[2 * i + 1];
