@@ -215,26 +215,33 @@ static void pt_advance(peak_track *pt, int64_t t)
     pt->tprev = t;
 }
 
+/* Room for site in pt's arrays; 0 or -1. Out of line and cold: inlined, it
+ * made pt_change (twice per object) save and restore registers. */
+static __attribute__((noinline, cold)) int pt_grow(peak_track *pt, int64_t site)
+{
+    size_t c = pt->cap ? pt->cap * 2 : 64;
+    while (c <= (size_t)site)
+        c *= 2;
+    pt_site *v = realloc(pt->v, c * sizeof *v);
+    if (v)
+        pt->v = v;
+    pt_hot *h = v ? realloc(pt->hot, c * sizeof *h) : NULL;
+    if (!h)
+        return -1;
+    memset(v + pt->cap, 0, (c - pt->cap) * sizeof *v);
+    memset(h + pt->cap, 0, (c - pt->cap) * sizeof *h);
+    pt->hot = h;
+    pt->cap = c;
+    return 0;
+}
+
 static int pt_change(peak_track *pt, int64_t site, int64_t t, int64_t delta)
 {
     pt_advance(pt, t);
     if (pt->backwards)
         return 0;
-    if ((size_t)site >= pt->cap) {
-        size_t c = pt->cap ? pt->cap * 2 : 64;
-        while (c <= (size_t)site)
-            c *= 2;
-        pt_site *v = realloc(pt->v, c * sizeof *v);
-        if (v)
-            pt->v = v;
-        pt_hot *h = v ? realloc(pt->hot, c * sizeof *h) : NULL;
-        if (!h)
-            return -1;
-        memset(v + pt->cap, 0, (c - pt->cap) * sizeof *v);
-        memset(h + pt->cap, 0, (c - pt->cap) * sizeof *h);
-        pt->hot = h;
-        pt->cap = c;
-    }
+    if ((size_t)site >= pt->cap && pt_grow(pt, site))
+        return -1;
     pt_hot *ph = &pt->hot[site];
     if (ph->gen != pt->gen) {
         pt_site *ps = &pt->v[site];
