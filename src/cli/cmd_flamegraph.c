@@ -175,7 +175,7 @@ typedef struct fg {
     pend_alloc pend[PEND_DEPTH];
     unsigned pend_first, npend;
     uint64_t *base;             /* the codes of the last one counted        */
-    size_t base_len, base_cap;
+    size_t base_cap;
     /* the names of the last new backtrace's path (marked in seen), and per
      * code of it (pc_codes): the names so far, the trie node so far */
     uint32_t *path;
@@ -469,8 +469,8 @@ static int slots_grow(fg *g)
  * million.) */
 
 /* The hash of ev's backtrace; g->prev_codes becomes that backtrace, of
- * which the first *common were those of the one before. 0, or -2 out of
- * memory. */
+ * which the first *common (if common is not NULL) were those of the one
+ * before. 0, or -2 out of memory. */
 static int stack_hash(fg *g, const mt_event *ev, uint64_t h[2], size_t *common)
 {
     size_t n = ev->backtrace_len;
@@ -500,7 +500,8 @@ static int stack_hash(fg *g, const mt_event *ev, uint64_t h[2], size_t *common)
         g->prefix_hash[i][1] = h1;
     }
     g->prev_len = n;
-    *common = p;
+    if (common)
+        *common = p;
     h[0] = mix64(h0);
     h[1] = h1;
     return 0;
@@ -541,8 +542,7 @@ static int stack_find(fg *g, const uint64_t h[2], const uint64_t *bt, size_t n,
 static int stack_of(fg *g, const mt_event *ev, size_t *idx)
 {
     uint64_t h[2];
-    size_t common;
-    int e = stack_hash(g, ev, h, &common);
+    int e = stack_hash(g, ev, h, NULL);
     return e ? e : stack_find(g, h, ev->backtrace, ev->backtrace_len, idx);
 }
 
@@ -557,9 +557,8 @@ static int count_pending(fg *g)
         return -2;
     if (q->len > q->p)          /* (memcpy's pointers must be valid even for 0) */
         memcpy(g->base + q->p, q->suf, (q->len - q->p) * sizeof *g->base);
-    g->base_len = q->len;
     size_t idx;
-    int e = stack_find(g, q->h, g->base, g->base_len, &idx);
+    int e = stack_find(g, q->h, g->base, q->len, &idx);
     if (!e)
         g->st_count[idx] = ocaml_add(g->st_count[idx], q->ns);
     return e;

@@ -102,21 +102,6 @@ static int write_profile(mt_out *o, rp_profile *p, rp_frames *fr, const mt_filte
     return 0;
 }
 
-static int write_speedscope(rp_profile *p, const mt_filter *f, int fd, const char *trace);
-
-/* write_speedscope's arguments, for cli_write_file. */
-typedef struct sp_job {
-    rp_profile *p;
-    const mt_filter *f;
-    const char *trace;
-} sp_job;
-
-static int sp_write(void *ctx, int fd)
-{
-    sp_job *j = ctx;
-    return write_speedscope(j->p, j->f, fd, j->trace);
-}
-
 static int write_speedscope(rp_profile *p, const mt_filter *f, int fd, const char *trace)
 {
     rp_frames fr;
@@ -165,6 +150,19 @@ static int write_speedscope(rp_profile *p, const mt_filter *f, int fd, const cha
     out_free(&o);
     rp_frames_free(&fr);
     return rc;
+}
+
+/* write_speedscope's arguments, for cli_write_file. */
+typedef struct sp_job {
+    rp_profile *p;
+    const mt_filter *f;
+    const char *trace;
+} sp_job;
+
+static int sp_write(void *ctx, int fd)
+{
+    sp_job *j = ctx;
+    return write_speedscope(j->p, j->f, fd, j->trace);
 }
 
 int cmd_speedscope(int argc, char **argv)
