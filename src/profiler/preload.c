@@ -12,6 +12,11 @@
  * realloc and malloc_usable_size then tell the two kinds apart with one
  * range compare, and a free of an unsampled block reads two words of
  * memory that every free shares. Everything else is in session.c.
+ *
+ * The profiler's own allocations (made while the thread is inside it,
+ * mt_thread.busy) also take the slow path, as the countdown is parked far
+ * below zero meanwhile (mt_enter), and get blocks of the region marked as
+ * the profiler's: the program's heap is the program's alone.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -35,13 +40,25 @@ static void *sampled_block(size_t bytes, size_t align, int zero)
     int64_t samples = mt_sample_draw(bytes);
     if (!samples)
         return NULL;
-    void *p = mt_region_alloc(bytes, align, zero);
+    void *p = mt_region_alloc(bytes, align, zero, 0);
     if (!p) {
         mt_sample_drop();       /* region full: the sample is lost */
         return NULL;
     }
     mt_sample_record(p, bytes, samples);
     return p;
+}
+
+/* An allocation of the profiler itself (the thread is busy): a block of
+ * the region marked as its own, or NULL (the caller asks glibc) before the
+ * region exists or when a signal handler interrupted the region's code. */
+static void *own_block(size_t bytes, size_t align, int zero)
+{
+    mt_thread *t = &mt_self;
+    t->countdown = MT_BUSY_COUNTDOWN;   /* parked again, not drifting */
+    if (t->in_region)
+        return NULL;
+    return mt_region_alloc(bytes, align, zero, 1);
 }
 
 /* Count an allocation; nonzero: the countdown ran out (slow path). */
@@ -54,13 +71,28 @@ static inline int count(size_t bytes)
 
 SLOW static void *malloc_slow(size_t n)
 {
-    void *p = sampled_block(n, 16, 0);
+    void *p = mt_self.busy ? own_block(n, 16, 0) : sampled_block(n, 16, 0);
     return p ? p : __libc_malloc(n);
+}
+
+/* A block of the profiler's own given back (by the profiler, or by the
+ * program when one passed to it: the loader's data of a library that
+ * libdw opened, say). Inside the profiler, so that a signal handler that
+ * interrupts the region's code takes nothing from it. */
+static void free_own(void *p)
+{
+    mt_thread *t = &mt_self;
+    mt_enter(t);
+    mt_region_free_own(p);
+    mt_leave(t);
 }
 
 SLOW static void free_slow(void *p)
 {
-    mt_free_sampled(p);
+    if (mt_region_own(p))
+        free_own(p);
+    else
+        mt_free_sampled(p);
 }
 
 EXPORT void *malloc(size_t n)
@@ -80,7 +112,7 @@ EXPORT void free(void *p)
 
 SLOW static void *calloc_slow(size_t n, size_t m, size_t bytes)
 {
-    void *p = sampled_block(bytes, 16, 1);
+    void *p = mt_self.busy ? own_block(bytes, 16, 1) : sampled_block(bytes, 16, 1);
     return p ? p : __libc_calloc(n, m);
 }
 
@@ -104,9 +136,9 @@ static size_t glibc_usable_size(void *p)
 {
     usable_fn f = __atomic_load_n(&glibc_usable, __ATOMIC_ACQUIRE);
     if (!f) {
-        mt_self.busy++;
+        mt_enter(&mt_self);
         f = (usable_fn)dlsym(RTLD_NEXT, "malloc_usable_size");
-        mt_self.busy--;
+        mt_leave(&mt_self);
         if (!f)
             return 0;
         __atomic_store_n(&glibc_usable, f, __ATOMIC_RELEASE);
@@ -123,11 +155,31 @@ EXPORT size_t malloc_usable_size(void *p)
     return glibc_usable_size(p);
 }
 
-/* A sampled block resized: the new block is a new allocation of n bytes
- * (sampled or not), the old one is copied out, collected and given back.
- * If no new block can be had the old one stays, still sampled. */
-SLOW static void *realloc_sampled(void *p, size_t n)
+/* One of the profiler's own blocks resized: in place while it fits (blocks
+ * are powers of two), else moved to a new allocation (the profiler's own
+ * when the profiler asks, which it nearly always is). */
+static void *realloc_own(void *p, size_t n)
 {
+    size_t old = mt_region_usable(p);
+    if (n && n <= old)
+        return p;
+    void *q = n ? malloc(n) : NULL;
+    if (n && !q)
+        return NULL;
+    if (q)
+        memcpy(q, p, old);
+    free_own(p);
+    return q;
+}
+
+/* A block of the region resized. A sampled one: the new block is a new
+ * allocation of n bytes (sampled or not), the old one is copied out,
+ * collected and given back; if no new block can be had the old one stays,
+ * still sampled. */
+SLOW static void *realloc_region(void *p, size_t n)
+{
+    if (mt_region_own(p))
+        return realloc_own(p, n);
     if (n == 0) {
         mt_free_sampled(p);     /* what glibc's realloc(p, 0) does */
         return NULL;
@@ -143,10 +195,12 @@ SLOW static void *realloc_sampled(void *p, size_t n)
     return q;
 }
 
-/* An unsampled block resized into a sampled one. */
+/* An unsampled block resized into a sampled one. (A glibc block the
+ * profiler itself resizes, one from before the region existed, stays in
+ * glibc.) */
 SLOW static void *realloc_slow(void *p, size_t n)
 {
-    void *q = sampled_block(n, 16, 0);
+    void *q = mt_self.busy ? NULL : sampled_block(n, 16, 0);
     if (!q)
         return __libc_realloc(p, n);
     size_t old = glibc_usable_size(p);
@@ -160,7 +214,7 @@ EXPORT void *realloc(void *p, size_t n)
     if (!p)
         return malloc(n);
     if (MT_UNLIKELY(mt_region_contains(p)))
-        return realloc_sampled(p, n);
+        return realloc_region(p, n);
     if (n == 0) {
         __libc_free(p);
         return NULL;
@@ -195,7 +249,8 @@ static void *aligned(size_t align, size_t n)
         align = a;
     }
     if (count(n)) {
-        void *p = sampled_block(n, align < 16 ? 16 : align, 0);
+        size_t a = align < 16 ? 16 : align;
+        void *p = mt_self.busy ? own_block(n, a, 0) : sampled_block(n, a, 0);
         if (p)
             return p;
     }

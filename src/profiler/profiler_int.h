@@ -33,6 +33,8 @@ typedef struct mt_thread {
     uint64_t rng;           /* xorshift64* state (0 = not seeded)           */
     uint32_t epoch;         /* session the countdown was drawn for          */
     int busy;               /* re-entrancy guard: inside the profiler       */
+    int in_region;          /* region.c's code is running on this thread    */
+    int64_t held;           /* the countdown, parked while busy             */
     uintptr_t stack_lo, stack_hi;  /* the thread's own stack (0: unknown)   */
     void *tbuf;             /* session.c: the thread's event buffer         */
     uint64_t last_stamp;    /* session.c: order stamp of its last event     */
@@ -44,6 +46,27 @@ typedef struct mt_thread {
 
 extern __thread mt_thread mt_self
     __attribute__((tls_model("initial-exec"), visibility("hidden")));
+
+/* While a thread is inside the profiler its countdown is parked here, so
+ * that every allocation it makes takes the slow path, which serves it
+ * from the region as one of the profiler's own blocks (preload.c): the
+ * profiler's memory never mixes with the program's heap. */
+#define MT_BUSY_COUNTDOWN (INT64_MIN / 4)
+
+/* Enter and leave the profiler (the re-entrancy guard nests). */
+static inline void mt_enter(mt_thread *t)
+{
+    if (t->busy++ == 0) {
+        t->held = t->countdown;
+        t->countdown = MT_BUSY_COUNTDOWN;
+    }
+}
+
+static inline void mt_leave(mt_thread *t)
+{
+    if (--t->busy == 0)
+        t->countdown = t->held;
+}
 
 /* Coefficient c of spec 10.2 for rate lambda: 1/log1p(-lambda), 0 if 1. */
 MT_HIDDEN double mt_sampler_coef(double rate);
@@ -63,7 +86,8 @@ typedef struct mt_region_bounds {
 } __attribute__((aligned(16))) mt_region_bounds;
 extern mt_region_bounds mt_region MT_HIDDEN;
 
-/* Is p a block of the region, i.e. a sampled block? One compare. */
+/* Is p a block of the region (a sampled block, or one of the profiler's
+ * own)? One compare. */
 static inline int mt_region_contains(const void *p)
 {
     return (uintptr_t)p - mt_region.base < mt_region.size;
@@ -72,14 +96,19 @@ static inline int mt_region_contains(const void *p)
 MT_HIDDEN int mt_region_reserve(void);
 /* A block of at least n bytes aligned to align (a power of two; 16 at
  * least is given anyway), zeroed if asked; NULL if the region is full or
- * not reserved. */
-MT_HIDDEN void *mt_region_alloc(size_t n, size_t align, int zero);
+ * not reserved. own: a block of the profiler itself (marked as such, see
+ * mt_region_own), not a sampled one. */
+MT_HIDDEN void *mt_region_alloc(size_t n, size_t align, int zero, int own);
+/* Is the block at p (in the region) one of the profiler's own? */
+MT_HIDDEN int mt_region_own(const void *p);
 /* Usable size of a block of the region. */
 MT_HIDDEN size_t mt_region_usable(const void *p);
 /* Give a block back; may_block = 0 (a signal handler that interrupted
  * the profiler): the thread's cache is left alone, and if the allocator
  * is busy the block is kept, not waited for. */
 MT_HIDDEN void mt_region_free(void *p, int may_block);
+/* Give back one of the profiler's own blocks. */
+MT_HIDDEN void mt_region_free_own(void *p);
 /* The order stamp of the last event of the block at p (session.c):
  * a word per block that stays with the block, live or free. */
 MT_HIDDEN uint64_t *mt_region_stamp(const void *p);
@@ -99,8 +128,7 @@ MT_HIDDEN int mt_ptrtable_remove(uintptr_t addr, int64_t *id);
 MT_HIDDEN void mt_ptrtable_clear(void);
 MT_HIDDEN size_t mt_ptrtable_count(void);
 
-/* Allocation of the profiler's own memory: glibc's entry points directly,
- * so it never recurses into the interposed malloc. */
+/* glibc's entry points, where preload.c sends unsampled blocks. */
 void *__libc_malloc(size_t);
 void *__libc_calloc(size_t, size_t);
 void *__libc_realloc(void *, size_t);

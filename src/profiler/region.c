@@ -5,6 +5,13 @@
  * from a glibc block with one subtraction and one compare
  * (mt_region_contains), and unsampled frees never look anything up.
  *
+ * The profiler's own allocations (its writer, libdw, libunwind: whatever is
+ * allocated while a thread is inside the profiler) live here too, marked by
+ * a bit of their block's stamp word (mt_region_own). In the program's heap
+ * they changed its behaviour: one large block allocated or freed there makes
+ * glibc consolidate its fast bins, which cost binary_trees 4-5% at the
+ * default rate.
+ *
  * The region is cut into 64 KiB chunks, made readable and writable as they
  * are first used. Blocks are powers of two: small ones (16 B - 32 KiB) are
  * carved from chunks that hold one size each, large ones (64 KiB and up) are
@@ -13,17 +20,18 @@
  * at least the alignment; larger alignments get a run of chunks aligned to
  * it. Freed blocks go to a free list per size (large ones give their pages
  * back with MADV_DONTNEED, but for the first, which holds the link). The
- * rounding wastes address space, not memory: only sampled blocks live here
- * (one allocation in ~100 at one sample per 4 KiB, far fewer by default),
- * and pages past what the program touches are never backed.
+ * rounding wastes address space, not memory: pages past what is touched
+ * are never backed.
  *
  * The region is never unmapped (a block may outlive every session); one
- * mutex protects the lists, taken only for sampled blocks, and each thread
- * keeps up to MT_RCACHE_MAX freed blocks of each size up to 4 KiB for
- * itself (no lock; a thread that ends leaves at most ~128 KiB of them
- * unused). The caller is marked inside the profiler (mt_thread.busy), so a
- * signal handler never finds a thread's cache half updated. Fork: the
- * session's atfork handlers take and release the mutex
+ * mutex protects the lists, and each thread keeps up to MT_RCACHE_MAX freed
+ * blocks of each size up to 4 KiB for itself (no lock; a thread that ends
+ * leaves at most ~128 KiB of them unused). Every caller is marked inside
+ * the profiler (mt_thread.busy), and the code here marks the thread
+ * in_region: a signal handler that interrupts it gets its allocations from
+ * glibc (preload.c) and its frees do not wait for the mutex, so it never
+ * finds a list half updated nor waits for a lock its own thread holds.
+ * Fork: the session's atfork handlers take and release the mutex
  * (mt_region_lock/unlock).
  */
 #include <pthread.h>
@@ -47,6 +55,15 @@ static uintptr_t bump;          /* offset of the first never-used chunk       */
 static uintptr_t committed;     /* offsets below are readable and writable    */
 static void *free_list[64];     /* per log2 size, linked through the blocks   */
 static uint64_t *stamps;        /* per 16 bytes of the region: see mt_region_stamp */
+
+/* In a block's stamp word: the block is the profiler's own. (Stamps are
+ * TSC readings, far below 2^63.) */
+#define OWN_BIT ((uint64_t)1 << 63)
+
+static uint64_t *stamp_of(const void *p)
+{
+    return &stamps[((uintptr_t)p - mt_region.base) >> MIN_SHIFT];
+}
 
 int mt_region_reserve(void)
 {
@@ -110,17 +127,18 @@ static uintptr_t carve(uintptr_t size, uintptr_t align)
     return mt_region.base + off;
 }
 
-void *mt_region_alloc(size_t n, size_t align, int zero)
+void *mt_region_alloc(size_t n, size_t align, int zero, int own)
 {
     if (!mt_region.size || n > ((size_t)1 << 62) || align > ((size_t)1 << 40))
         return NULL;
+    mt_thread *t = &mt_self;
+    t->in_region++;
     unsigned s = log2_ceil(n > align ? n : align);
     if (s < MIN_SHIFT)
         s = MIN_SHIFT;
     uintptr_t size = (uintptr_t)1 << s;
     void *p = NULL;
     int fresh = 0;
-    mt_thread *t = &mt_self;
     if (s < MT_RCACHE_CLASSES) {
         if (!t->rcache[s]) {
             /* Refill this thread's cache: half of what it may hold. */
@@ -175,7 +193,15 @@ got:
     } else if (p && !fresh) {
         *(void **)p = NULL;     /* no stale list link in the program's data */
     }
+    if (p)
+        *stamp_of(p) = own ? *stamp_of(p) | OWN_BIT : *stamp_of(p) & ~OWN_BIT;
+    t->in_region--;
     return p;
+}
+
+int mt_region_own(const void *p)
+{
+    return (*stamp_of(p) & OWN_BIT) != 0;
 }
 
 /* The log2 size of the block at p (in the region). Small blocks share
@@ -198,22 +224,30 @@ void mt_region_free(void *p, int may_block)
      * or inside a block) is left alone rather than corrupt the lists. */
     if (s < MIN_SHIFT || ((uintptr_t)p & (size - 1 < CHUNK - 1 ? size - 1 : CHUNK - 1)))
         return;
+    mt_thread *t = &mt_self;
+    if (t->in_region)
+        may_block = 0;          /* a signal handler that interrupted us */
+    t->in_region++;
     if (s >= CHUNK_SHIFT)
         madvise((char *)p + PAGE, size - PAGE, MADV_DONTNEED);
-    mt_thread *t = &mt_self;
     if (may_block && s < MT_RCACHE_CLASSES && t->rcount[s] < MT_RCACHE_MAX) {
         *(void **)p = t->rcache[s];
         t->rcache[s] = p;
         t->rcount[s]++;
-        return;
-    }
-    if (may_block)
-        pthread_mutex_lock(&rlock);
-    else if (pthread_mutex_trylock(&rlock) != 0)
-        return;                 /* a signal handler inside the allocator */
-    *(void **)p = free_list[s];
-    free_list[s] = p;
-    pthread_mutex_unlock(&rlock);
+    } else if (may_block || pthread_mutex_trylock(&rlock) == 0) {
+        if (may_block)
+            pthread_mutex_lock(&rlock);
+        *(void **)p = free_list[s];
+        free_list[s] = p;
+        pthread_mutex_unlock(&rlock);
+    }   /* else: a signal handler inside the allocator; the block is kept */
+    t->in_region--;
+}
+
+void mt_region_free_own(void *p)
+{
+    *stamp_of(p) &= ~OWN_BIT;
+    mt_region_free(p, 1);
 }
 
 void mt_region_lock(void)
@@ -231,5 +265,5 @@ void mt_region_unlock(int child)
 
 uint64_t *mt_region_stamp(const void *p)
 {
-    return &stamps[((uintptr_t)p - mt_region.base) >> MIN_SHIFT];
+    return stamp_of(p);
 }

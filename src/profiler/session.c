@@ -219,9 +219,9 @@ int64_t mt_sample_draw(size_t bytes)
      * (draws are memoryless, so the program's samples stay unbiased). */
     if (t->busy)
         return 0;
-    t->busy = 1;
+    mt_enter(t);
     if (on_alt_stack(t)) {
-        t->busy = 0;
+        mt_leave(t);
         return 0;
     }
     return samples;
@@ -229,7 +229,7 @@ int64_t mt_sample_draw(size_t bytes)
 
 void mt_sample_drop(void)
 {
-    mt_self.busy = 0;
+    mt_leave(&mt_self);
 }
 
 /* Under the lock: the alloc event of a block (0: external) at time now;
@@ -350,14 +350,13 @@ static void tb_release(void *arg)
 {
     tbuf *b = arg;
     mt_thread *t = &mt_self;
-    int was_busy = t->busy;
-    t->busy = 1;
+    mt_enter(t);
     pthread_mutex_lock(&lock);
     drain_all();
     b->owned = 0;
     pthread_mutex_unlock(&lock);
     t->tbuf = NULL;
-    t->busy = was_busy;
+    mt_leave(t);
 }
 
 /* The thread's buffer (created or reused on first use); NULL if none can
@@ -452,7 +451,7 @@ uint64_t mt_sample_record(void *ptr, size_t bytes, int64_t samples)
     uint64_t tsc;
     int64_t now = clock_us(&tsc);
     if (ptr && tb_append(t, (uintptr_t)ptr, now, tsc, words, samples, codes, n) == 0) {
-        t->busy = 0;
+        mt_leave(t);
         return 1;
     }
     /* External allocations (their token is the id, wanted now) and
@@ -462,7 +461,7 @@ uint64_t mt_sample_record(void *ptr, size_t bytes, int64_t samples)
     token = write_alloc((uintptr_t)ptr, now, words, samples, codes, n);
     maybe_flush(last_time);
     pthread_mutex_unlock(&lock);
-    t->busy = 0;
+    mt_leave(t);
     return token;
 }
 
@@ -476,7 +475,7 @@ void mt_free_sampled(void *ptr)
         mt_region_free(ptr, 0);
         return;
     }
-    t->busy = 1;
+    mt_enter(t);
     uint64_t tsc;
     int64_t now = clock_us(&tsc);
     if (tb_append(t, (uintptr_t)ptr, now, tsc, -1, 0, NULL, 0) != 0) {
@@ -489,7 +488,7 @@ void mt_free_sampled(void *ptr)
         pthread_mutex_unlock(&lock);
     }
     mt_region_free(ptr, 1);
-    t->busy = 0;
+    mt_leave(t);
 }
 
 /* ---- flusher ------------------------------------------------------------- */
@@ -500,7 +499,7 @@ void mt_free_sampled(void *ptr)
 static void *flusher_main(void *arg)
 {
     (void)arg;
-    mt_self.busy = 1;           /* its allocations are the profiler's */
+    mt_enter(&mt_self);         /* for good: its allocations are the profiler's */
     pthread_mutex_lock(&lock);
     for (;;) {
         struct timespec ts;
@@ -560,13 +559,12 @@ EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
     int r = real_create(th, attr, fn, arg);
     if (r == 0 && !flusher_started && __atomic_load_n(&mt_active, __ATOMIC_ACQUIRE)) {
         mt_thread *t = &mt_self;
-        int was_busy = t->busy;
-        t->busy = 1;
+        mt_enter(t);
         pthread_mutex_lock(&lock);
         if (mt_active)
             start_flusher();
         pthread_mutex_unlock(&lock);
-        t->busy = was_busy;
+        mt_leave(t);
     }
     return r;
 }
@@ -686,12 +684,11 @@ EXPORT int mt_profiler_start(const char *path, double rate, const char *context,
                              char *errbuf, size_t errbuf_size)
 {
     mt_thread *t = &mt_self;
-    int was_busy = t->busy;
-    t->busy = 1;
+    mt_enter(t);
     pthread_mutex_lock(&lock);
     int r = start_locked(path, rate, context, errbuf, errbuf_size);
     pthread_mutex_unlock(&lock);
-    t->busy = was_busy;
+    mt_leave(t);
     if (r == 0)
         t->countdown = 0;       /* the caller's next allocation draws afresh */
     return r;
@@ -700,12 +697,11 @@ EXPORT int mt_profiler_start(const char *path, double rate, const char *context,
 EXPORT int mt_profiler_stop(void)
 {
     mt_thread *t = &mt_self;
-    int was_busy = t->busy;
-    t->busy = 1;
+    mt_enter(t);
     pthread_mutex_lock(&lock);
     int r = stop_locked();
     pthread_mutex_unlock(&lock);
-    t->busy = was_busy;
+    mt_leave(t);
     return r;
 }
 
@@ -717,8 +713,8 @@ EXPORT int mt_profiler_active(void)
 EXPORT int mt_profiler_flush(void)
 {
     mt_thread *t = &mt_self;
-    int was_busy = t->busy, r = -1;
-    t->busy = 1;
+    int r = -1;
+    mt_enter(t);
     pthread_mutex_lock(&lock);
     if (mt_active && writer)
         drain_all();
@@ -731,7 +727,7 @@ EXPORT int mt_profiler_flush(void)
             writer_failed(st);
     }
     pthread_mutex_unlock(&lock);
-    t->busy = was_busy;
+    mt_leave(t);
     return r;
 }
 
@@ -750,8 +746,7 @@ EXPORT void mt_profiler_ext_free(uint64_t token)
     if (!token || !mt_active)
         return;
     mt_thread *t = &mt_self;
-    int was_busy = t->busy;
-    t->busy = 1;
+    mt_enter(t);
     uint64_t tsc;
     int64_t now = clock_us(&tsc);
     pthread_mutex_lock(&lock);
@@ -760,14 +755,14 @@ EXPORT void mt_profiler_ext_free(uint64_t token)
     if (mt_active && writer)
         maybe_flush(last_time);
     pthread_mutex_unlock(&lock);
-    t->busy = was_busy;
+    mt_leave(t);
 }
 
 /* ---- fork ---------------------------------------------------------------- */
 
 static void fork_prepare(void)
 {
-    mt_self.busy++;
+    mt_enter(&mt_self);
     pthread_mutex_lock(&lock);
     drain_all();
     if (mt_active && writer) {          /* the parent's trace is up to date */
@@ -783,7 +778,7 @@ static void fork_parent(void)
 {
     mt_region_unlock(0);
     pthread_mutex_unlock(&lock);
-    mt_self.busy--;
+    mt_leave(&mt_self);
 }
 
 /* Expand %p in pattern to the pid. */
@@ -836,7 +831,7 @@ static void fork_child(void)
                          err, sizeof err) < 0)
             say("memtrace: %s; the child process %ld runs untraced", err, (long)getpid());
     }
-    mt_self.busy--;
+    mt_leave(&mt_self);
 }
 
 /* ---- start from the environment (spec 10.4) and exit ---------------------- */
@@ -904,13 +899,13 @@ static void unpreload(void)
 
 __attribute__((constructor)) static void mt_profiler_init(void)
 {
-    mt_self.busy++;
+    mt_enter(&mt_self);
     mt_unwind_init();
     tb_key_ok = pthread_key_create(&tb_key, tb_release) == 0;
     pthread_atfork(fork_prepare, fork_parent, fork_child);
     const char *env = getenv("MEMTRACE");
     if (!env || !*env) {
-        mt_self.busy--;
+        mt_leave(&mt_self);
         return;
     }
     char pattern[PATH_MAX], path[PATH_MAX];
@@ -940,7 +935,7 @@ __attribute__((constructor)) static void mt_profiler_init(void)
     if (rs && *rs && parse_rate(rs, &rate) < 0) {
         say("memtrace: MEMTRACE_RATE=%s: the sampling rate must be a number between 0 and 1; "
             "running untraced", rs);
-        mt_self.busy--;
+        mt_leave(&mt_self);
         return;
     }
     char err[PATH_MAX + 128];
@@ -949,15 +944,15 @@ __attribute__((constructor)) static void mt_profiler_init(void)
     pthread_mutex_unlock(&lock);
     if (r < 0)
         say("memtrace: %s; running untraced", err);
-    mt_self.busy--;
+    mt_leave(&mt_self);
 }
 
 __attribute__((destructor)) static void mt_profiler_fini(void)
 {
-    mt_self.busy++;
+    mt_enter(&mt_self);
     pthread_mutex_lock(&lock);
     if (writer)
         stop_locked();
     pthread_mutex_unlock(&lock);
-    mt_self.busy--;
+    mt_leave(&mt_self);
 }

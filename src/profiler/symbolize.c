@@ -68,7 +68,7 @@ static const char *intern(const char *s)
 {
     if ((strs_n + 1) * 2 > strs_cap) {
         size_t ncap = strs_cap ? strs_cap * 2 : 256;
-        char **n = __libc_calloc(ncap, sizeof *n);
+        char **n = calloc(ncap, sizeof *n);
         if (!n)
             return NULL;
         for (size_t i = 0; i < strs_cap; i++)
@@ -78,7 +78,7 @@ static const char *intern(const char *s)
                     j = (j + 1) & (ncap - 1);
                 n[j] = strs[i];
             }
-        __libc_free(strs);
+        free(strs);
         strs = n;
         strs_cap = ncap;
     }
@@ -87,7 +87,7 @@ static const char *intern(const char *s)
         if (strcmp(strs[j], s) == 0)
             return strs[j];
     size_t len = strlen(s) + 1;
-    char *c = __libc_malloc(len);
+    char *c = malloc(len);
     if (!c)
         return NULL;
     memcpy(c, s, len);
@@ -280,7 +280,7 @@ static int grow_cache(void)
     size_t ncap = cache_cap ? cache_cap * 2 : 1024;
     entry *old = cache;
     size_t ocap = cache_cap;
-    cache = __libc_calloc(ncap, sizeof *cache);
+    cache = calloc(ncap, sizeof *cache);
     if (!cache) {
         cache = old;
         return -1;
@@ -289,7 +289,7 @@ static int grow_cache(void)
     for (size_t i = 0; i < ocap; i++)
         if (old[i].code)
             *slot_of(old[i].code) = old[i];
-    __libc_free(old);
+    free(old);
     return 0;
 }
 
@@ -309,7 +309,7 @@ int mt_symbolize(void *ctx, uint64_t code, const mt_location **locs, size_t *n)
             k = from_symbols(mod, pc, code, tmp);
         if (k == 0)
             goto fail;
-        mt_location *l = __libc_malloc(k * sizeof *l);
+        mt_location *l = malloc(k * sizeof *l);
         if (!l)
             goto fail;
         memcpy(l, tmp, k * sizeof *l);
@@ -331,13 +331,13 @@ void mt_symbolize_reset(void)
 {
     for (size_t i = 0; i < cache_cap; i++)
         if (cache[i].code)
-            __libc_free(cache[i].locs);
-    __libc_free(cache);
+            free(cache[i].locs);
+    free(cache);
     cache = NULL;
     cache_cap = cache_n = 0;
     for (size_t i = 0; i < strs_cap; i++)
-        __libc_free(strs[i]);
-    __libc_free(strs);
+        free(strs[i]);
+    free(strs);
     strs = NULL;
     strs_cap = strs_n = 0;
     if (dwfl)

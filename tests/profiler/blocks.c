@@ -6,13 +6,17 @@
  * alignment of memalign / posix_memalign / aligned_alloc / valloc /
  * pvalloc, calloc zeroing reused blocks, realloc keeping the contents
  * whichever kind the old and new blocks are, blocks freed by other threads
- * and by a forked child. Prints "blocks: ok" and exits 0, or names the
- * first failure and exits 1.
- *   profiler_blocks
+ * and by a forked child. With --all-sampled (run at rate 1), also that the
+ * profiler's own allocations stay out of glibc's heap: with every block of
+ * the program in the region, glibc's in-use bytes must not move while the
+ * profiler unwinds, symbolizes and writes. Prints "blocks: ok" and exits 0,
+ * or names the first failure and exits 1.
+ *   profiler_blocks [--all-sampled]
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <dlfcn.h>
 #include <errno.h>
 #include <malloc.h>
 #include <pthread.h>
@@ -196,8 +200,44 @@ static void threads_and_fork(void)
         free(ring[i]);
 }
 
-int main(void)
+/* Allocations from many stacks, deep and shallow, small and large, with
+ * reallocs: enough events for the profiler to drain its buffers, meet new
+ * codes, symbolize them and grow its tables. */
+static void *nest(int depth, size_t size, void **keep)
 {
+    if (depth > 0)
+        return nest(depth - 1, size + 24, keep);
+    void *p = malloc(size);
+    if (p) {
+        memset(p, 1, size);
+        p = realloc(p, size * 2);
+        *keep = p;
+    }
+    return p;
+}
+
+static void heap_untouched(void)
+{
+    int (*active)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "mt_profiler_active");
+    if (!active || !active())
+        return;                 /* the plain run: nothing to check */
+    enum { N = 3000 };
+    static void *keep[N];
+    struct mallinfo2 before = mallinfo2();
+    for (int i = 0; i < N; i++)
+        nest(i % 61, i % 7 == 0 ? (size_t)70000 + (size_t)i : (size_t)16 + (size_t)i, &keep[i]);
+    for (int i = 0; i < N; i++)
+        free(keep[i]);
+    struct mallinfo2 after = mallinfo2();
+    CHECK(after.uordblks == before.uordblks && after.hblkhd == before.hblkhd,
+          "glibc's heap moved under the profiler at rate 1: %zu -> %zu bytes in use, "
+          "%zu -> %zu mapped", before.uordblks, after.uordblks, before.hblkhd, after.hblkhd);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && strcmp(argv[1], "--all-sampled") == 0)
+        heap_untouched();
     sizes_and_usable();
     alignment();
     calloc_zeroes();

@@ -285,7 +285,7 @@ blocks)
   # forked child that follows.
   for r in 1 0.01 1e-5; do
     RUNOPTS=(--rate $r)
-    same_run "blocks_$r" "$BIN/profiler_blocks"
+    same_run "blocks_$r" "$BIN/profiler_blocks" $([ $r = 1 ] && echo --all-sampled)
     grep -q "blocks: ok" "$T/blocks_$r.out" && ok "blocks at rate $r" || { fail "blocks at rate $r"; cat "$T/blocks_$r.err"; }
   done
   has_samples "$T/blocks_1.ctf"
