@@ -1,7 +1,8 @@
 # Convenience entry points over CMake (see README.md).
 #   make example   install deps, build, dump the bundled example trace
 #   make test      install deps, build (plain and ASan+UBSan), run all tests
-#   make fuzz      run the reader fuzzer for FUZZ_SECONDS (default 60)
+#   make fuzz      run the reader fuzzer for FUZZ_SECONDS (default 60), then the
+#                  writer/reader round-trip fuzzer for half as long
 BUILD ?= build
 ASAN_BUILD ?= build-asan
 JOBS ?= $(shell nproc)
@@ -35,7 +36,8 @@ test-asan: build-asan
 test: test-plain test-asan
 
 fuzz: deps
-	fuzz/run.sh $(FUZZ_SECONDS)
+	fuzz/run.sh $(FUZZ_SECONDS) fuzz_reader
+	half=$$(( $(FUZZ_SECONDS) / 2 )); fuzz/run.sh $$(( half > 0 ? half : 1 )) fuzz_roundtrip
 
 bench: deps
 	bench/run.sh
