@@ -283,7 +283,6 @@ typedef struct fz {
     uint64_t st[MAX_DEPTH], pv[MAX_DEPTH];
     size_t len, plen, lo;
     size_t rlen;                 /* length of the reader's last backtrace  */
-    int had_frames;              /* an allocation had a non-empty stack    */
     /* Spec 6.4 model of the writer's backtrace cache. */
     uint64_t value[BUCKETS];
     int64_t date[BUCKETS];
@@ -550,13 +549,6 @@ static int64_t pick_nsamples(unsigned b)
 
 static void do_alloc(fz *z, int64_t length, int64_t nsamples, mt_source source)
 {
-    /* KNOWN LIBRARY BUG, dodged so the rest can be fuzzed: a first
-     * allocation with an empty callstack makes mt_writer_alloc compute
-     * w->prev + 0 with w->prev still NULL (writer.c), undefined behaviour
-     * that UBSan aborts on. Delete these lines once the writer is fixed. */
-    if (z->len == 0 && !z->had_frames)
-        return;
-    z->had_frames = 1;
     /* Common prefix (caller first) with the previous callstack, as the
      * writer's common-suffix walk (spec 8.5) must find it. */
     size_t lim = min_sz(z->plen, z->len), prefix = min_sz(z->lo, lim);

@@ -286,7 +286,7 @@ int mt_writer_alloc(mt_writer *w, int64_t time, int64_t length,
      * callstack is kept callee first and right-aligned in w->prev, so both
      * are walked in the same direction, eight frames per step, and only the
      * frames that changed are stored. */
-    if (n > w->prev_cap) {
+    if (n > w->prev_cap || !w->prev) {   /* (never NULL: b below is prev + cap) */
         size_t cap = w->prev_cap ? w->prev_cap : 256;
         while (cap < n)
             cap *= 2;
@@ -317,7 +317,7 @@ int mt_writer_alloc(mt_writer *w, int64_t time, int64_t length,
         common++;
 walked:;
     size_t new_len = n - common;
-    if (new_len)                  /* prev is NULL before the first frame */
+    if (new_len)                  /* (cs may be NULL when n is 0) */
         memcpy(b - n, cs, new_len * sizeof *cs);
     w->prev_len = n;
 
