@@ -18,8 +18,13 @@
  * runs of whole chunks. Either way a block of size 2^k is aligned to
  * min(2^k, 64 KiB), so memalign and friends are served by picking a size of
  * at least the alignment; larger alignments get a run of chunks aligned to
- * it. Freed blocks go to a free list per size (large ones give their pages
- * back with MADV_DONTNEED, but for the first, which holds the link). The
+ * it. Freed blocks go to a free list per size. A freed large block keeps
+ * its pages while the large blocks kept so (DIRTY_MAX_BLOCK at most each)
+ * add up to DIRTY_BUDGET; past that it gives them back with MADV_DONTNEED
+ * (but the first, which holds the link and the flag saying which it did).
+ * Giving them back at every free made a loop that allocates and frees a
+ * 1 MB buffer 170 times slower at the default rate: three in four of those
+ * buffers are sampled, and each reuse faulted its 256 pages in again. The
  * rounding wastes address space, not memory: pages past what is touched
  * are never backed.
  *
@@ -55,6 +60,12 @@ static uintptr_t bump;          /* offset of the first never-used chunk       */
 static uintptr_t committed;     /* offsets below are readable and writable    */
 static void *free_list[64];     /* per log2 size, linked through the blocks   */
 static uint64_t *stamps;        /* per 16 bytes of the region: see mt_region_stamp */
+
+/* Freed large blocks that keep their pages: each at most DIRTY_MAX_BLOCK,
+ * together at most DIRTY_BUDGET (dirty_bytes, under rlock). */
+#define DIRTY_MAX_BLOCK ((uintptr_t)32 << 20)
+#define DIRTY_BUDGET ((uintptr_t)64 << 20)
+static uintptr_t dirty_bytes;
 
 /* In a block's stamp word: the block is the profiler's own. (Stamps are
  * TSC readings, far below 2^63.) */
@@ -138,7 +149,7 @@ void *mt_region_alloc(size_t n, size_t align, int zero, int own)
         s = MIN_SHIFT;
     uintptr_t size = (uintptr_t)1 << s;
     void *p = NULL;
-    int fresh = 0;
+    int fresh = 0, dirty = 0;
     if (s < MT_RCACHE_CLASSES) {
         if (!t->rcache[s]) {
             /* Refill this thread's cache: half of what it may hold. */
@@ -163,6 +174,8 @@ void *mt_region_alloc(size_t n, size_t align, int zero, int own)
     if (free_list[s] && (align <= CHUNK || ((uintptr_t)free_list[s] & (align - 1)) == 0)) {
         p = free_list[s];
         free_list[s] = *(void **)p;
+        if (s >= CHUNK_SHIFT && (dirty = (int)((uintptr_t *)p)[1]) != 0)
+            dirty_bytes -= size;
     } else if (s < CHUNK_SHIFT) {
         /* A new chunk of blocks of this size: one for the caller, the
          * others on the list (the last carved block first). */
@@ -187,11 +200,15 @@ void *mt_region_alloc(size_t n, size_t align, int zero, int own)
     pthread_mutex_unlock(&rlock);
 got:
     if (p && zero && !fresh) {
-        /* A reused large block was zeroed past its first page on free. */
-        size_t z = s >= CHUNK_SHIFT && n > PAGE ? PAGE : n;
+        /* A reused large block that gave its pages back is zero past its
+         * first page. */
+        size_t z = s >= CHUNK_SHIFT && n > PAGE && !dirty ? PAGE : n;
         memset(p, 0, z);
     } else if (p && !fresh) {
-        *(void **)p = NULL;     /* no stale list link in the program's data */
+        /* no stale list link (or flag) in the program's data */
+        ((void **)p)[0] = NULL;
+        if (s >= CHUNK_SHIFT)
+            ((void **)p)[1] = NULL;
     }
     if (p)
         *stamp_of(p) = own ? *stamp_of(p) | OWN_BIT : *stamp_of(p) & ~OWN_BIT;
@@ -216,6 +233,38 @@ size_t mt_region_usable(const void *p)
     return (size_t)1 << block_shift((uintptr_t)p);
 }
 
+/* Take rlock, or (may_block 0: a signal handler inside the allocator)
+ * try to; 1 if held. */
+static int lock_lists(int may_block)
+{
+    if (may_block)
+        return pthread_mutex_lock(&rlock) == 0;
+    return pthread_mutex_trylock(&rlock) == 0;
+}
+
+/* A large block (2^s bytes) back on its list, with its pages kept while the
+ * budget allows, else given back. If the lock cannot be had (may_block 0)
+ * the block is kept out of use. */
+static void free_large(void *p, unsigned s, int may_block)
+{
+    uintptr_t size = (uintptr_t)1 << s;
+    if (!lock_lists(may_block))
+        return;
+    int keep = size <= DIRTY_MAX_BLOCK && dirty_bytes + size <= DIRTY_BUDGET;
+    if (keep) {
+        dirty_bytes += size;
+    } else {
+        pthread_mutex_unlock(&rlock);   /* no syscall under the lock */
+        madvise((char *)p + PAGE, size - PAGE, MADV_DONTNEED);
+        if (!lock_lists(may_block))
+            return;
+    }
+    ((void **)p)[0] = free_list[s];
+    ((uintptr_t *)p)[1] = (uintptr_t)keep;
+    free_list[s] = p;
+    pthread_mutex_unlock(&rlock);
+}
+
 void mt_region_free(void *p, int may_block)
 {
     unsigned s = block_shift((uintptr_t)p);
@@ -228,15 +277,13 @@ void mt_region_free(void *p, int may_block)
     if (t->in_region)
         may_block = 0;          /* a signal handler that interrupted us */
     t->in_region++;
-    if (s >= CHUNK_SHIFT)
-        madvise((char *)p + PAGE, size - PAGE, MADV_DONTNEED);
-    if (may_block && s < MT_RCACHE_CLASSES && t->rcount[s] < MT_RCACHE_MAX) {
+    if (s >= CHUNK_SHIFT) {
+        free_large(p, s, may_block);
+    } else if (may_block && s < MT_RCACHE_CLASSES && t->rcount[s] < MT_RCACHE_MAX) {
         *(void **)p = t->rcache[s];
         t->rcache[s] = p;
         t->rcount[s]++;
-    } else if (may_block || pthread_mutex_trylock(&rlock) == 0) {
-        if (may_block)
-            pthread_mutex_lock(&rlock);
+    } else if (lock_lists(may_block)) {
         *(void **)p = free_list[s];
         free_list[s] = p;
         pthread_mutex_unlock(&rlock);

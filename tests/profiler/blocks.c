@@ -4,7 +4,8 @@
  * glibc (run at rate 1, where every block is sampled, and at lower rates,
  * where the two kinds mix): sizes and contents, malloc_usable_size,
  * alignment of memalign / posix_memalign / aligned_alloc / valloc /
- * pvalloc, calloc zeroing reused blocks, realloc keeping the contents
+ * pvalloc, calloc zeroing reused blocks (large ones kept with their pages
+ * or given back), realloc keeping the contents
  * whichever kind the old and new blocks are, blocks freed by other threads
  * and by a forked child. With --all-sampled (run at rate 1), also that the
  * profiler's own allocations stay out of glibc's heap: with every block of
@@ -130,6 +131,38 @@ static void calloc_zeroes(void)
     CHECK(calloc(huge, 4) == NULL && errno == ENOMEM, "calloc overflow");
 }
 
+/* Large blocks freed then taken again by calloc: the region keeps the pages
+ * of freed large blocks up to a budget (64 MiB, blocks up to 32 MiB) and
+ * gives them back past it; either way calloc must return zeros. 24 blocks
+ * of 3 MiB pass the budget, blocks of 40 MiB are never kept. */
+static void large_reuse(void)
+{
+    static const struct { size_t size; int count; } cases[] = {{3u << 20, 24}, {40u << 20, 2}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        size_t n = cases[c].size;
+        unsigned char *v[24];
+        int k, count = cases[c].count;
+        for (k = 0; k < count; k++) {
+            v[k] = malloc(n);
+            CHECK(v[k], "malloc(%zu)", n);
+            if (v[k])
+                memset(v[k], 0x5a, n);
+        }
+        for (k = 0; k < count; k++)
+            free(v[k]);
+        for (k = 0; k < count; k++) {
+            v[k] = calloc(n, 1);
+            CHECK(v[k], "calloc(%zu) after free", n);
+            size_t bad = 0;
+            for (size_t i = 0; v[k] && i < n; i++)
+                bad += v[k][i] != 0;
+            CHECK(bad == 0, "calloc(%zu) of a reused block: %zu bytes not zero", n, bad);
+        }
+        for (k = 0; k < count; k++)
+            free(v[k]);
+    }
+}
+
 static void reallocs(void)
 {
     for (int round = 0; round < 20; round++) {
@@ -241,6 +274,7 @@ int main(int argc, char **argv)
     sizes_and_usable();
     alignment();
     calloc_zeroes();
+    large_reuse();
     reallocs();
     threads_and_fork();
     if (fails) {
