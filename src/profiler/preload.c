@@ -34,12 +34,17 @@ __thread mt_thread mt_self __attribute__((tls_model("initial-exec")));
 
 /* Countdown reached <= 0 for an allocation of `bytes` aligned to `align`:
  * a block of the region if the allocation is sampled, else NULL (the
- * caller asks glibc). */
-static void *sampled_block(size_t bytes, size_t align, int zero)
+ * caller asks glibc). resize: the sampled block being resized, if any,
+ * returned itself when the new size is sampled and fits in it. */
+static void *sampled_block(size_t bytes, size_t align, int zero, void *resize)
 {
     int64_t samples = mt_sample_draw(bytes);
     if (!samples)
         return NULL;
+    if (resize && bytes <= mt_region_usable(resize)) {
+        mt_sample_resize(resize, bytes, samples);
+        return resize;
+    }
     void *p = mt_region_alloc(bytes, align, zero, 0);
     if (!p) {
         mt_sample_drop();       /* region full: the sample is lost */
@@ -71,7 +76,7 @@ static inline int count(size_t bytes)
 
 SLOW static void *malloc_slow(size_t n)
 {
-    void *p = mt_self.busy ? own_block(n, 16, 0) : sampled_block(n, 16, 0);
+    void *p = mt_self.busy ? own_block(n, 16, 0) : sampled_block(n, 16, 0, NULL);
     return p ? p : __libc_malloc(n);
 }
 
@@ -112,7 +117,7 @@ EXPORT void free(void *p)
 
 SLOW static void *calloc_slow(size_t n, size_t m, size_t bytes)
 {
-    void *p = mt_self.busy ? own_block(bytes, 16, 1) : sampled_block(bytes, 16, 1);
+    void *p = mt_self.busy ? own_block(bytes, 16, 1) : sampled_block(bytes, 16, 1, NULL);
     return p ? p : __libc_calloc(n, m);
 }
 
@@ -160,9 +165,11 @@ EXPORT size_t malloc_usable_size(void *p)
  * when the profiler asks, which it nearly always is). */
 static void *realloc_own(void *p, size_t n)
 {
-    size_t old = mt_region_usable(p);
-    if (n && n <= old)
+    if (n && n <= mt_region_usable(p)) {
+        mt_region_set_size(p, n);
         return p;
+    }
+    size_t old = mt_region_size(p);
     void *q = n ? malloc(n) : NULL;
     if (n && !q)
         return NULL;
@@ -172,10 +179,14 @@ static void *realloc_own(void *p, size_t n)
     return q;
 }
 
-/* A block of the region resized. A sampled one: the new block is a new
- * allocation of n bytes (sampled or not), the old one is copied out,
- * collected and given back; if no new block can be had the old one stays,
- * still sampled. */
+/* A block of the region resized. A sampled one: the new size is a new
+ * allocation of n bytes, sampled or not. Sampled, and within the block's
+ * usable size (blocks are powers of two), it stays where it is: the old
+ * object is collected and the new one allocated at the same address.
+ * Otherwise the contents move to a new block (of the region if sampled,
+ * else glibc's) and the old block is collected and given back; if no new
+ * block can be had the old one stays, still sampled. Only the bytes asked
+ * for are copied, not the block's rounded size. */
 SLOW static void *realloc_region(void *p, size_t n)
 {
     if (mt_region_own(p))
@@ -184,12 +195,14 @@ SLOW static void *realloc_region(void *p, size_t n)
         mt_free_sampled(p);     /* what glibc's realloc(p, 0) does */
         return NULL;
     }
-    void *q = count(n) ? sampled_block(n, 16, 0) : NULL;
+    void *q = count(n) && !mt_self.busy ? sampled_block(n, 16, 0, p) : NULL;
+    if (q == p)
+        return p;
     if (!q)
         q = __libc_malloc(n);
     if (!q)
         return NULL;
-    size_t old = mt_region_usable(p);
+    size_t old = mt_region_size(p);
     memcpy(q, p, old < n ? old : n);
     mt_free_sampled(p);
     return q;
@@ -200,7 +213,7 @@ SLOW static void *realloc_region(void *p, size_t n)
  * glibc.) */
 SLOW static void *realloc_slow(void *p, size_t n)
 {
-    void *q = mt_self.busy ? NULL : sampled_block(n, 16, 0);
+    void *q = mt_self.busy ? NULL : sampled_block(n, 16, 0, NULL);
     if (!q)
         return __libc_realloc(p, n);
     size_t old = glibc_usable_size(p);
@@ -250,7 +263,7 @@ static void *aligned(size_t align, size_t n)
     }
     if (count(n)) {
         size_t a = align < 16 ? 16 : align;
-        void *p = mt_self.busy ? own_block(n, a, 0) : sampled_block(n, a, 0);
+        void *p = mt_self.busy ? own_block(n, a, 0) : sampled_block(n, a, 0, NULL);
         if (p)
             return p;
     }

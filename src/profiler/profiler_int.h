@@ -103,6 +103,10 @@ MT_HIDDEN void *mt_region_alloc(size_t n, size_t align, int zero, int own);
 MT_HIDDEN int mt_region_own(const void *p);
 /* Usable size of a block of the region. */
 MT_HIDDEN size_t mt_region_usable(const void *p);
+/* The size asked for the block at p (what realloc must copy), and its
+ * update when a block is resized in place; never more than usable. */
+MT_HIDDEN size_t mt_region_size(const void *p);
+MT_HIDDEN void mt_region_set_size(void *p, size_t n);
 /* Give a block back; may_block = 0 (a signal handler that interrupted
  * the profiler): the thread's cache is left alone, and if the allocator
  * is busy the block is kept, not waited for. */
@@ -182,5 +186,9 @@ MT_HIDDEN void mt_sample_drop(void);
 /* A sampled block is being freed: write its collect event, then give it
  * back to the region. */
 MT_HIDDEN void mt_free_sampled(void *ptr);
+/* A sampled block resized in place (it fits, and the new size is sampled
+ * too; after mt_sample_draw): the collect of the old object and the alloc
+ * of the new, at the same address. */
+MT_HIDDEN uint64_t mt_sample_resize(void *ptr, size_t bytes, int64_t samples);
 
 #endif /* MT_PROFILER_INT_H */

@@ -210,10 +210,32 @@ got:
         if (s >= CHUNK_SHIFT)
             ((void **)p)[1] = NULL;
     }
-    if (p)
+    if (p) {
         *stamp_of(p) = own ? *stamp_of(p) | OWN_BIT : *stamp_of(p) & ~OWN_BIT;
+        mt_region_set_size(p, n);
+    }
     t->in_region--;
     return p;
+}
+
+/* A block's requested size is kept in its second stamp word, unused by the
+ * stamps themselves (blocks of 32 bytes or more have one; a 16-byte block's
+ * size is its usable size). A free of a pointer inside a block (the
+ * program's bug) may overwrite it with a stamp: reads are clamped to the
+ * usable size. */
+size_t mt_region_size(const void *p)
+{
+    size_t usable = mt_region_usable(p);
+    if (usable < 32)
+        return usable;
+    uint64_t n = stamp_of(p)[1];
+    return n < usable ? (size_t)n : usable;
+}
+
+void mt_region_set_size(void *p, size_t n)
+{
+    if (mt_region_usable(p) >= 32)
+        stamp_of(p)[1] = n;
 }
 
 int mt_region_own(const void *p)

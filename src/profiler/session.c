@@ -465,17 +465,10 @@ uint64_t mt_sample_record(void *ptr, size_t bytes, int64_t samples)
     return token;
 }
 
-void mt_free_sampled(void *ptr)
+/* The collect event of the sampled block at ptr; the thread is inside the
+ * profiler. */
+static void collect_event(mt_thread *t, void *ptr)
 {
-    mt_thread *t = &mt_self;
-    /* Inside the profiler, the lock may be this thread's own (a signal
-     * handler that interrupted the sampled path): the collect is lost and
-     * the object looks leaked, rather than a deadlock. */
-    if (t->busy) {
-        mt_region_free(ptr, 0);
-        return;
-    }
-    mt_enter(t);
     uint64_t tsc;
     int64_t now = clock_us(&tsc);
     if (tb_append(t, (uintptr_t)ptr, now, tsc, -1, 0, NULL, 0) != 0) {
@@ -487,8 +480,29 @@ void mt_free_sampled(void *ptr)
         maybe_flush(last_time);
         pthread_mutex_unlock(&lock);
     }
+}
+
+void mt_free_sampled(void *ptr)
+{
+    mt_thread *t = &mt_self;
+    /* Inside the profiler, the lock may be this thread's own (a signal
+     * handler that interrupted the sampled path): the collect is lost and
+     * the object looks leaked, rather than a deadlock. */
+    if (t->busy) {
+        mt_region_free(ptr, 0);
+        return;
+    }
+    mt_enter(t);
+    collect_event(t, ptr);
     mt_region_free(ptr, 1);
     mt_leave(t);
+}
+
+uint64_t mt_sample_resize(void *ptr, size_t bytes, int64_t samples)
+{
+    collect_event(&mt_self, ptr);
+    mt_region_set_size(ptr, bytes);
+    return mt_sample_record(ptr, bytes, samples);
 }
 
 /* ---- flusher ------------------------------------------------------------- */

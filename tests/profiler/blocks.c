@@ -10,7 +10,8 @@
  * and by a forked child. With --all-sampled (run at rate 1), also that the
  * profiler's own allocations stay out of glibc's heap: with every block of
  * the program in the region, glibc's in-use bytes must not move while the
- * profiler unwinds, symbolizes and writes. Prints "blocks: ok" and exits 0,
+ * profiler unwinds, symbolizes and writes, and that a realloc within a
+ * block's size stays in place. Prints "blocks: ok" and exits 0,
  * or names the first failure and exits 1.
  *   profiler_blocks [--all-sampled]
  */
@@ -267,10 +268,38 @@ static void heap_untouched(void)
           "%zu -> %zu mapped", before.uordblks, after.uordblks, before.hblkhd, after.hblkhd);
 }
 
+/* Every block sampled: a realloc within the block's power-of-two size stays
+ * in place (the old object collected, the new allocated at the same
+ * address), one past it moves, and the contents follow either way. */
+static void resize_in_place(void)
+{
+    int (*active)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "mt_profiler_active");
+    if (!active || !active())
+        return;
+    unsigned char *p = malloc(3000);
+    CHECK(p, "malloc(3000)");
+    if (!p)
+        return;
+    fill(p, 3000, 5);
+    size_t room = malloc_usable_size(p);
+    unsigned char *q = realloc(p, 1000);
+    CHECK(q == p, "realloc(3000 -> 1000) of a sampled block moved it");
+    q = realloc(q, room);
+    CHECK(q == p, "realloc(1000 -> %zu) within the block moved it", room);
+    unsigned char *r = realloc(q, room + 1);
+    CHECK(r && r != p, "realloc past the block's size stayed in place");
+    unsigned char want[1000];
+    fill(want, sizeof want, 5);
+    CHECK(r && memcmp(r, want, sizeof want) == 0, "contents lost in resizes");
+    free(r);
+}
+
 int main(int argc, char **argv)
 {
-    if (argc > 1 && strcmp(argv[1], "--all-sampled") == 0)
+    if (argc > 1 && strcmp(argv[1], "--all-sampled") == 0) {
         heap_untouched();
+        resize_in_place();
+    }
     sizes_and_usable();
     alignment();
     calloc_zeroes();
