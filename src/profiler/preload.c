@@ -155,8 +155,13 @@ EXPORT size_t malloc_usable_size(void *p)
 {
     if (!p)
         return 0;
-    if (MT_UNLIKELY(mt_region_contains(p)))
-        return mt_region_usable(p);
+    if (MT_UNLIKELY(mt_region_contains(p))) {
+        /* The program may now use the whole block (redis's sds strings
+         * do), so a realloc must copy all of it, not only what was asked. */
+        size_t n = mt_region_usable(p);
+        mt_region_set_size(p, n);
+        return n;
+    }
     return glibc_usable_size(p);
 }
 

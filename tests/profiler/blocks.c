@@ -292,6 +292,21 @@ static void resize_in_place(void)
     fill(want, sizeof want, 5);
     CHECK(r && memcmp(r, want, sizeof want) == 0, "contents lost in resizes");
     free(r);
+    /* Bytes past the size asked for, written after malloc_usable_size said
+     * they may be, survive a realloc that moves the block. */
+    p = malloc(100);
+    if (!p)
+        return;
+    room = malloc_usable_size(p);
+    fill(p, room, 9);
+    q = realloc(p, room * 4);
+    unsigned char *w = malloc(room);
+    if (q && w) {
+        fill(w, room, 9);
+        CHECK(memcmp(q, w, room) == 0, "bytes past the size asked for lost by realloc");
+    }
+    free(w);
+    free(q);
 }
 
 int main(int argc, char **argv)
