@@ -284,9 +284,9 @@ static void collect_id(int64_t id, int64_t now)
  * line bouncing between the cores cost ~8% at one sample per 4 KiB.)
  * Buffers are drained when one fills, once a second (the flusher thread,
  * or the sampled path of a single-threaded program), before fork, at stop
- * and exit, and when a thread ends; a finished thread's buffer goes to the
- * next new thread. Times are those of the events, made non-decreasing in
- * the merged order. */
+ * and exit; a finished thread's buffer, with its events, goes to the next
+ * new thread. Times are those of the events, made non-decreasing in the
+ * merged order. */
 #define TB_EVENTS 256
 #define TB_CODES 8192
 
@@ -312,21 +312,67 @@ static tbuf *tbufs;             /* under the session lock */
 static pthread_key_t tb_key;
 static int tb_key_ok;
 
+/* The drain's merge: a binary min-heap of the buffers that hold events,
+ * keyed by the stamp of each one's next event, so that a program with
+ * many threads (each has a buffer) pays log(buffers) an event, not a scan
+ * of them all. */
+static tbuf **heap;
+static size_t heap_cap;
+
+static uint64_t head_seq(const tbuf *b)
+{
+    return b->ev[b->pos].seq;
+}
+
+static void heap_down(size_t n, size_t i)
+{
+    for (;;) {
+        size_t l = 2 * i + 1, m = i;
+        if (l < n && head_seq(heap[l]) < head_seq(heap[m]))
+            m = l;
+        if (l + 1 < n && head_seq(heap[l + 1]) < head_seq(heap[m]))
+            m = l + 1;
+        if (m == i)
+            return;
+        tbuf *x = heap[i];
+        heap[i] = heap[m];
+        heap[m] = x;
+        i = m;
+    }
+}
+
 /* Under the lock, every buffer unlocked by this thread: write out every
- * buffered event in number order. */
+ * buffered event in stamp order. Every buffer is locked for the whole
+ * drain, so the events written are a consistent cut (see above). */
 static void drain_all(void)
 {
+    size_t nb = 0, n = 0;
     for (tbuf *b = tbufs; b; b = b->next) {
         pthread_mutex_lock(&b->m);
         b->pos = 0;
+        nb++;
     }
-    for (;;) {
-        tbuf *min = NULL;
+    if (nb > heap_cap) {
+        size_t cap = heap_cap ? heap_cap : 16;
+        while (cap < nb)
+            cap *= 2;
+        tbuf **h = realloc(heap, cap * sizeof *h);  /* the profiler's own */
+        if (h) {
+            heap = h;
+            heap_cap = cap;
+        }
+    }
+    if (nb <= heap_cap) {
         for (tbuf *b = tbufs; b; b = b->next)
-            if (b->pos < b->n && (!min || b->ev[b->pos].seq < min->ev[min->pos].seq))
-                min = b;
-        if (!min)
-            break;
+            if (b->n)
+                heap[n++] = b;
+        for (size_t i = n / 2; i-- > 0;)
+            heap_down(n, i);
+    }
+    /* (No room for the heap: the buffers' events are dropped, as the
+     * writer's would be without memory.) */
+    while (n) {
+        tbuf *min = heap[0];
         const tb_event *e = &min->ev[min->pos++];
         if (e->words >= 0) {
             write_alloc(e->ptr, e->time, e->words, e->samples, min->codes + e->at, e->n);
@@ -335,6 +381,9 @@ static void drain_all(void)
             if (mt_ptrtable_remove(e->ptr, &id))
                 collect_id(id, e->time);
         }
+        if (min->pos == min->n)
+            heap[0] = heap[--n];
+        heap_down(n, 0);
     }
     for (tbuf *b = tbufs; b; b = b->next) {
         b->n = b->ncodes = b->pos = 0;
@@ -344,15 +393,16 @@ static void drain_all(void)
         maybe_flush(last_time);
 }
 
-/* A thread ends (tb_key's destructor): its events are written, its
- * buffer is free for another thread. */
+/* A thread ends (tb_key's destructor): its buffer is free for another
+ * thread, its events still in it for the next drain (draining at every
+ * thread's end cost a program that runs a thousand threads a thousand
+ * drains of a thousand buffers). */
 static void tb_release(void *arg)
 {
     tbuf *b = arg;
     mt_thread *t = &mt_self;
     mt_enter(t);
     pthread_mutex_lock(&lock);
-    drain_all();
     b->owned = 0;
     pthread_mutex_unlock(&lock);
     t->tbuf = NULL;
@@ -381,8 +431,13 @@ static tbuf *my_tbuf(mt_thread *t)
             tbufs = b;
         }
     }
-    if (b)
+    if (b) {
         b->owned = 1;
+        /* A buffer may still hold a finished thread's events: this thread's
+         * stamps continue above them, so the buffer stays in order. */
+        if (b->n && t->last_stamp < b->ev[b->n - 1].seq)
+            t->last_stamp = b->ev[b->n - 1].seq;
+    }
     pthread_mutex_unlock(&lock);
     if (b && pthread_setspecific(tb_key, b) != 0) {
         pthread_mutex_lock(&lock);

@@ -2,7 +2,10 @@
  * stress.c - 16 threads allocate and free (blocks also freed by other
  * threads than the one that allocated them), while the main thread forks a
  * child that allocates, and runs an exec'd copy of itself ("exec" mode).
- * Prints a deterministic summary; exits non-zero if a child failed.
+ * Then waves of short-lived threads, each freeing the blocks the previous
+ * wave left (a finished thread's buffer, with its events, passes to a new
+ * thread: every collect must still follow its alloc). Prints a
+ * deterministic summary; exits non-zero if a child failed.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -47,6 +50,40 @@ static void *worker(void *arg)
     for (int k = 0; k < RING; k++)
         free(ring[k]);
     return (void *)bytes;
+}
+
+/* Waves: each thread of a wave frees the blocks a thread of the previous
+ * wave left in its slot, and leaves its own. */
+#define WAVES 6
+#define WAVE_THREADS 8
+#define WAVE_BLOCKS 400
+static char *left[WAVE_THREADS][WAVE_BLOCKS];
+
+static void *wave_worker(void *arg)
+{
+    long me = (long)arg;
+    for (int i = 0; i < WAVE_BLOCKS; i++) {
+        free(left[me][i]);
+        left[me][i] = malloc(64 + (size_t)(i * 37 % 3000));
+        if (!left[me][i])
+            abort();
+        left[me][i][0] = 1;
+    }
+    return NULL;
+}
+
+static void waves(void)
+{
+    for (int w = 0; w < WAVES; w++) {
+        pthread_t th[WAVE_THREADS];
+        for (long i = 0; i < WAVE_THREADS; i++)
+            pthread_create(&th[i], NULL, wave_worker, (void *)((i + w) % WAVE_THREADS));
+        for (int i = 0; i < WAVE_THREADS; i++)
+            pthread_join(th[i], NULL);
+    }
+    for (int i = 0; i < WAVE_THREADS; i++)
+        for (int k = 0; k < WAVE_BLOCKS; k++)
+            free(left[i][k]);
 }
 
 static int exec_mode(void)
@@ -103,6 +140,7 @@ int main(int argc, char **argv)
     }
     for (int i = 0; i < THREADS; i++)
         free(atomic_load(&exchange[i]));
+    waves();
     printf("stress: %d threads, %ld bytes allocated, fork and exec %s\n", THREADS, total,
            bad ? "FAILED" : "ok");
     return bad ? 1 : 0;
