@@ -316,8 +316,8 @@ static int tb_key_ok;
  * keyed by the stamp of each one's next event, so that a program with
  * many threads (each has a buffer) pays log(buffers) an event, not a scan
  * of them all. */
-static tbuf **heap;
-static size_t heap_cap;
+static tbuf **heap;              /* room for every buffer (my_tbuf grows it) */
+static size_t heap_cap, ntbufs;
 
 static uint64_t head_seq(const tbuf *b)
 {
@@ -346,31 +346,15 @@ static void heap_down(size_t n, size_t i)
  * drain, so the events written are a consistent cut (see above). */
 static void drain_all(void)
 {
-    size_t nb = 0, n = 0;
+    size_t n = 0;
     for (tbuf *b = tbufs; b; b = b->next) {
         pthread_mutex_lock(&b->m);
         b->pos = 0;
-        nb++;
+        if (b->n)
+            heap[n++] = b;
     }
-    if (nb > heap_cap) {
-        size_t cap = heap_cap ? heap_cap : 16;
-        while (cap < nb)
-            cap *= 2;
-        tbuf **h = realloc(heap, cap * sizeof *h);  /* the profiler's own */
-        if (h) {
-            heap = h;
-            heap_cap = cap;
-        }
-    }
-    if (nb <= heap_cap) {
-        for (tbuf *b = tbufs; b; b = b->next)
-            if (b->n)
-                heap[n++] = b;
-        for (size_t i = n / 2; i-- > 0;)
-            heap_down(n, i);
-    }
-    /* (No room for the heap: the buffers' events are dropped, as the
-     * writer's would be without memory.) */
+    for (size_t i = n / 2; i-- > 0;)
+        heap_down(n, i);
     while (n) {
         tbuf *min = heap[0];
         const tb_event *e = &min->ev[min->pos++];
@@ -421,10 +405,19 @@ static tbuf *my_tbuf(mt_thread *t)
     tbuf *b = tbufs;
     while (b && b->owned)
         b = b->next;
-    if (!b) {
+    if (!b && ntbufs == heap_cap) {     /* the drain's heap holds them all */
+        size_t cap = heap_cap ? heap_cap * 2 : 16;
+        tbuf **h = realloc(heap, cap * sizeof *h);  /* the profiler's own */
+        if (h) {
+            heap = h;
+            heap_cap = cap;
+        }
+    }
+    if (!b && ntbufs < heap_cap) {
         void *m = mmap(NULL, sizeof(tbuf), PROT_READ | PROT_WRITE,
                        MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (m != MAP_FAILED) {
+            ntbufs++;
             b = m;
             pthread_mutex_init(&b->m, NULL);
             b->next = tbufs;
