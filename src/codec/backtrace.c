@@ -10,7 +10,7 @@
 void mt_btw_init(mt_btw *w)
 {
     memset(w, 0, sizeof *w);
-    w->verify_ix = MT_VERIFY_FIRST;
+    mt_btw_init_zeroed(w);
 }
 
 void mt_btw_verifier(mt_btw *w, uint16_t *ix, uint16_t *pred, uint64_t *val)

@@ -35,7 +35,12 @@ typedef struct mt_btw {
     unsigned verify_ix;
 } mt_btw;
 
+/* Ready a cache for a new trace. mt_btw_init_zeroed does the same for a
+ * cache whose bytes are all zero already (calloc'd) without writing its
+ * 288 KiB: the pages of a fresh calloc'd block then stay untouched until
+ * used (72 page faults less for a traced process that samples little). */
 void mt_btw_init(mt_btw *w);
+static inline void mt_btw_init_zeroed(mt_btw *w) { w->verify_ix = MT_VERIFY_FIRST; }
 
 /* Encode cs[hi], cs[hi-1], ..., cs[0] (cs is callee first; hi may be -1)
  * at out for allocation `id`; out must have room for MT_BT_MAX_LENGTH bytes.

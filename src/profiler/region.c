@@ -59,6 +59,8 @@ static uint8_t *chunk_shift;    /* per chunk: its block size's log2 (0: none) */
 static uintptr_t bump;          /* offset of the first never-used chunk       */
 static uintptr_t committed;     /* offsets below are readable and writable    */
 static void *free_list[64];     /* per log2 size, linked through the blocks   */
+static uintptr_t carve_pos[CHUNK_SHIFT], carve_end[CHUNK_SHIFT];
+                                /* per small size: its newest chunk's unused rest */
 static uint64_t *stamps;        /* per 16 bytes of the region: see mt_region_stamp */
 
 /* Freed large blocks that keep their pages: each at most DIRTY_MAX_BLOCK,
@@ -150,43 +152,50 @@ void *mt_region_alloc(size_t n, size_t align, int zero, int own)
     uintptr_t size = (uintptr_t)1 << s;
     void *p = NULL;
     int fresh = 0, dirty = 0;
-    if (s < MT_RCACHE_CLASSES) {
-        if (!t->rcache[s]) {
-            /* Refill this thread's cache: half of what it may hold. */
-            pthread_mutex_lock(&rlock);
-            for (int k = 0; k < MT_RCACHE_MAX / 2 && free_list[s]; k++) {
-                void *b = free_list[s];
-                free_list[s] = *(void **)b;
-                *(void **)b = t->rcache[s];
-                t->rcache[s] = b;
-                t->rcount[s]++;
-            }
-            pthread_mutex_unlock(&rlock);
-        }
-        if (t->rcache[s]) {
-            p = t->rcache[s];
-            t->rcache[s] = *(void **)p;
-            t->rcount[s]--;
-            goto got;
+    int locked = 0;
+    if (s < MT_RCACHE_CLASSES && !t->rcache[s]) {
+        /* Refill this thread's cache: half of what it may hold. */
+        pthread_mutex_lock(&rlock);
+        locked = 1;
+        for (int k = 0; k < MT_RCACHE_MAX / 2 && free_list[s]; k++) {
+            void *b = free_list[s];
+            free_list[s] = *(void **)b;
+            *(void **)b = t->rcache[s];
+            t->rcache[s] = b;
+            t->rcount[s]++;
         }
     }
-    pthread_mutex_lock(&rlock);
+    if (s < MT_RCACHE_CLASSES && t->rcache[s]) {
+        if (locked)
+            pthread_mutex_unlock(&rlock);
+        p = t->rcache[s];
+        t->rcache[s] = *(void **)p;
+        t->rcount[s]--;
+        goto got;
+    }
+    if (!locked)
+        pthread_mutex_lock(&rlock);
     if (free_list[s] && (align <= CHUNK || ((uintptr_t)free_list[s] & (align - 1)) == 0)) {
         p = free_list[s];
         free_list[s] = *(void **)p;
         if (s >= CHUNK_SHIFT && (dirty = (int)((uintptr_t *)p)[1]) != 0)
             dirty_bytes -= size;
     } else if (s < CHUNK_SHIFT) {
-        /* A new chunk of blocks of this size: one for the caller, the
-         * others on the list (the last carved block first). */
-        uintptr_t c = carve(CHUNK, CHUNK);
-        if (c) {
-            chunk_shift[(c - mt_region.base) >> CHUNK_SHIFT] = (uint8_t)s;
-            for (uintptr_t b = c + CHUNK - size; b > c; b -= size) {
-                *(void **)b = free_list[s];
-                free_list[s] = (void *)b;
+        /* The next never-used block of this size's newest chunk, or the
+         * first of a new chunk. Blocks are cut one at a time, not all put
+         * on the list at once: that wrote into every page of the chunk,
+         * 16 page faults for the first 16-byte block. */
+        if (carve_pos[s] == carve_end[s]) {
+            uintptr_t c = carve(CHUNK, CHUNK);
+            if (c) {
+                chunk_shift[(c - mt_region.base) >> CHUNK_SHIFT] = (uint8_t)s;
+                carve_pos[s] = c;
+                carve_end[s] = c + CHUNK;
             }
-            p = (void *)c;
+        }
+        if (carve_pos[s] != carve_end[s]) {
+            p = (void *)carve_pos[s];
+            carve_pos[s] += size;
             fresh = 1;
         }
     } else {

@@ -493,7 +493,7 @@ static int open_common(mt_writer **out, mt_sink_fn sink, void *sink_ctx,
     w->t_start = w->t_end = info->start_time;
     w->chunk_end = V3_ID_CHUNK;
     mt_locw_init(&w->loc);
-    mt_btw_init(&w->bt);
+    mt_btw_init_zeroed(&w->bt);     /* w is calloc'd */
     if (write_info_packet(w, info)) {
         set_err(errbuf, errsize, w->err);
         int st = w->status;

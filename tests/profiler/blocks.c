@@ -4,7 +4,7 @@
  * glibc (run at rate 1, where every block is sampled, and at lower rates,
  * where the two kinds mix): sizes and contents, malloc_usable_size,
  * alignment of memalign / posix_memalign / aligned_alloc / valloc /
- * pvalloc, calloc zeroing reused blocks (large ones kept with their pages
+ * pvalloc, many blocks live at once, calloc zeroing reused blocks (large ones kept with their pages
  * or given back), realloc keeping the contents
  * whichever kind the old and new blocks are, blocks freed by other threads
  * and by a forked child. With --all-sampled (run at rate 1), also that the
@@ -271,6 +271,36 @@ static void heap_untouched(void)
 /* Every block sampled: a realloc within the block's power-of-two size stays
  * in place (the old object collected, the new allocated at the same
  * address), one past it moves, and the contents follow either way. */
+/* Many blocks live at once, across several chunks of each size: every
+ * block distinct (its contents survive the others' filling), and fresh
+ * blocks from calloc zero. The region cuts a new chunk one block at a
+ * time as the chunk's blocks are asked for. */
+#define NLIVE 5000
+static void many_live(void)
+{
+    static unsigned char *live[NLIVE];
+    static const size_t lsize[] = {16, 24, 48, 200, 1000, 4000};
+    for (int round = 0; round < 2; round++) {
+        for (size_t i = 0; i < NLIVE; i++) {
+            size_t n = lsize[i % 6];
+            live[i] = round ? calloc(1, n) : malloc(n);
+            CHECK(live[i], "allocation %zu of %zu bytes failed", i, n);
+            if (!live[i])
+                continue;
+            size_t bad = 0;
+            for (size_t k = 0; round && k < n; k++)
+                bad += live[i][k] != 0;
+            CHECK(bad == 0, "calloc(1, %zu) #%zu: %zu bytes not zero", n, i, bad);
+            fill(live[i], n, (unsigned)i);
+        }
+        for (size_t i = 0; i < NLIVE; i++) {
+            CHECK(!live[i] || holds(live[i], lsize[i % 6], (unsigned)i),
+                  "block %zu (%zu bytes) overwritten", i, lsize[i % 6]);
+            free(live[i]);
+        }
+    }
+}
+
 static void resize_in_place(void)
 {
     int (*active)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "mt_profiler_active");
@@ -318,6 +348,7 @@ int main(int argc, char **argv)
     sizes_and_usable();
     alignment();
     calloc_zeroes();
+    many_live();
     large_reuse();
     reallocs();
     threads_and_fork();
