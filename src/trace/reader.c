@@ -702,12 +702,14 @@ static ALWAYS_INLINE int fast_one(fast_state *s, mt_event *ev, const int skip)
         prefix = q[1];
         ncw = mt_ld16(q + 2);
         q += 4;
-        if (!skip && s->d->last.cap - prefix < (size_t)ncw * 256 + 1)
-            return 0;
+        if (!skip && s->d->last.cap - prefix < (size_t)ncw * 256 + 8)
+            return 0;           /* (mt_btr_decode_fast's room: see there) */
     } else {
         return 0;
     }
-    if ((size_t)(s->pend - q) < (size_t)ncw * MT_BT_MAX_CODEWORD)
+    /* every codeword inside the packet, and 8 bytes at q whatever ncw is
+     * (mt_btr_decode_fast reads them) */
+    if ((size_t)(s->pend - q) < (size_t)ncw * MT_BT_MAX_CODEWORD + 8)
         return 0;
     mt_frames *f = &s->d->last;
     if (!skip && prefix > f->len)
