@@ -160,9 +160,10 @@ static inline long mt_btr_decode(mt_btr *restrict r, const uint8_t **pp,
  * are all plain hits (tags 0 and 1): three in four allocations of the
  * benchmark trace. It decodes three lanes whatever n is, without a branch:
  * a lane past n writes its prediction to the spare slot pred[MT_BT_BUCKETS]
- * and its frames past the end, and moves neither the output nor the
- * previous bucket. A loop of n steps cost a misprediction at its exit in
- * most allocations (n is 0, 1, 2, 3... in no order the predictor learns). */
+ * and its frames past the end, and the frame count comes from the used
+ * codewords' tag bits. A loop of n steps cost a misprediction at its exit
+ * in most allocations (n is 0, 1, 2, 3... in no order the predictor
+ * learns). */
 MT_BT_INLINE size_t mt_btr_decode_upto3(mt_btr *restrict r, const uint8_t *p,
                                         size_t n, uint64_t *restrict out)
 {

@@ -4,8 +4,8 @@
  * glibc (run at rate 1, where every block is sampled, and at lower rates,
  * where the two kinds mix): sizes and contents, malloc_usable_size,
  * alignment of memalign / posix_memalign / aligned_alloc / valloc /
- * pvalloc, many blocks live at once, calloc zeroing reused blocks (large ones kept with their pages
- * or given back), realloc keeping the contents
+ * pvalloc, many blocks live at once, calloc zeroing reused blocks (large
+ * ones kept with their pages or given back), realloc keeping the contents
  * whichever kind the old and new blocks are, blocks freed by other threads
  * and by a forked child. With --all-sampled (run at rate 1), also that the
  * profiler's own allocations stay out of glibc's heap: with every block of
@@ -268,13 +268,10 @@ static void heap_untouched(void)
           "%zu -> %zu mapped", before.uordblks, after.uordblks, before.hblkhd, after.hblkhd);
 }
 
-/* Every block sampled: a realloc within the block's power-of-two size stays
- * in place (the old object collected, the new allocated at the same
- * address), one past it moves, and the contents follow either way. */
-/* Many blocks live at once, across several chunks of each size: every
- * block distinct (its contents survive the others' filling), and fresh
- * blocks from calloc zero. The region cuts a new chunk one block at a
- * time as the chunk's blocks are asked for. */
+/* Many blocks live at once (at rate 1, 4 to 52 chunks of each size from
+ * 256 bytes up): every block distinct (its contents survive the others'
+ * filling), then the same again by calloc, from reused blocks: all zero.
+ * The region cuts a chunk's blocks one at a time as they are asked for. */
 #define NLIVE 5000
 static void many_live(void)
 {
@@ -301,6 +298,9 @@ static void many_live(void)
     }
 }
 
+/* Every block sampled: a realloc within the block's power-of-two size stays
+ * in place (the old object collected, the new allocated at the same
+ * address), one past it moves, and the contents follow either way. */
 static void resize_in_place(void)
 {
     int (*active)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "mt_profiler_active");
