@@ -637,10 +637,9 @@ static ALWAYS_INLINE void fast_store(mt_reader *r, const fast_state *s)
  * long allocations whose common prefix takes the one- or three-byte vint
  * form (and a long one's length and nsamples any but the nine-byte form),
  * well inside the packet, and (for allocations) with every codeword
- * provably inside it. Everything is
- * checked before any state changes, so when it declines (returns 0),
- * next_slow decodes the same event with full checks: this adds speed, not
- * behaviour. */
+ * provably inside it. Everything is checked before any state changes, so
+ * when it declines (returns 0), next_slow decodes the same event with full
+ * checks: this adds speed, not behaviour. */
 /* A vint in the 1-, 3- or 5-byte form, or NULL (9-byte form: slow path). */
 static ALWAYS_INLINE const uint8_t *fast_vint(const uint8_t *p, int64_t *v)
 {
@@ -719,7 +718,7 @@ static ALWAYS_INLINE int fast_one(fast_state *s, mt_event *ev, const int skip)
     } else if ((uint64_t)length - 1 < 16 && b1 == 253) {
         /* a short allocation whose common prefix has 253 frames or more
          * (deep stacks: one allocation in eight of the corpus's ocamlopt
-         * trace, which the slow path took at ~10 times the cost) */
+         * trace, which the slow path decoded at several times the cost) */
         prefix = mt_ld16(p + 5);
         ncw = p[7];
         q = p + 8;
