@@ -66,6 +66,14 @@ static void *own_block(size_t bytes, size_t align, int zero)
     return mt_region_alloc(bytes, align, zero, 1);
 }
 
+/* The slow path's block: the profiler's own while the thread is inside it,
+ * else a sampled one; NULL: the caller asks glibc. */
+static void *slow_block(size_t bytes, size_t align, int zero)
+{
+    return mt_self.busy ? own_block(bytes, align, zero)
+                        : sampled_block(bytes, align, zero, NULL);
+}
+
 /* Count an allocation; nonzero: the countdown ran out (slow path). */
 static inline int count(size_t bytes)
 {
@@ -76,7 +84,7 @@ static inline int count(size_t bytes)
 
 SLOW static void *malloc_slow(size_t n)
 {
-    void *p = mt_self.busy ? own_block(n, 16, 0) : sampled_block(n, 16, 0, NULL);
+    void *p = slow_block(n, 16, 0);
     return p ? p : __libc_malloc(n);
 }
 
@@ -117,7 +125,7 @@ EXPORT void free(void *p)
 
 SLOW static void *calloc_slow(size_t n, size_t m, size_t bytes)
 {
-    void *p = mt_self.busy ? own_block(bytes, 16, 1) : sampled_block(bytes, 16, 1, NULL);
+    void *p = slow_block(bytes, 16, 1);
     return p ? p : __libc_calloc(n, m);
 }
 
@@ -267,8 +275,7 @@ static void *aligned(size_t align, size_t n)
         align = a;
     }
     if (count(n)) {
-        size_t a = align < 16 ? 16 : align;
-        void *p = mt_self.busy ? own_block(n, a, 0) : sampled_block(n, a, 0, NULL);
+        void *p = slow_block(n, align < 16 ? 16 : align, 0);
         if (p)
             return p;
     }

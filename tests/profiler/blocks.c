@@ -234,6 +234,14 @@ static void threads_and_fork(void)
         free(ring[i]);
 }
 
+/* Is the profiler tracing this process? (No: the plain run, where the
+ * checks of its own behaviour have nothing to check.) */
+static int profiling(void)
+{
+    int (*active)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "mt_profiler_active");
+    return active && active();
+}
+
 /* Allocations from many stacks, deep and shallow, small and large, with
  * reallocs: enough events for the profiler to drain its buffers, meet new
  * codes, symbolize them and grow its tables. */
@@ -252,9 +260,8 @@ static void *nest(int depth, size_t size, void **keep)
 
 static void heap_untouched(void)
 {
-    int (*active)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "mt_profiler_active");
-    if (!active || !active())
-        return;                 /* the plain run: nothing to check */
+    if (!profiling())
+        return;
     enum { N = 3000 };
     static void *keep[N];
     struct mallinfo2 before = mallinfo2();
@@ -303,8 +310,7 @@ static void many_live(void)
  * address), one past it moves, and the contents follow either way. */
 static void resize_in_place(void)
 {
-    int (*active)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "mt_profiler_active");
-    if (!active || !active())
+    if (!profiling())
         return;
     unsigned char *p = malloc(3000);
     CHECK(p, "malloc(3000)");
