@@ -18,6 +18,13 @@
 
 #include "memtrace/memtrace.h"
 
+/* The error of an allocation whose backtrace holds a code that no location
+ * event defined: arguments (unsigned long long) the offset just past the
+ * allocation (mt_reader_offset while it is the current event) and the code.
+ * Every command words it the same; `check` adds the event's number. */
+#define MT_BAD_CODE_FMT "offset %llu: invalid location code %08llx: no location event " \
+                        "defines it (in the allocation ending at this offset)"
+
 /* ---- estimates --------------------------------------------------------- */
 
 /* Estimated bytes allocated by nsamples samples: nsamples / rate words of

@@ -410,9 +410,8 @@ static int64_t code_index(mt_scan *s, uint64_t code)
     const mt_location *l;
     size_t n;
     if (mt_reader_locations(s->reader, code, &l, &n) != MT_OK) {
-        snprintf(s->err, sizeof s->err,
-                 "invalid location code %08llx (no location event defines it)",
-                 (unsigned long long)code);
+        snprintf(s->err, sizeof s->err, MT_BAD_CODE_FMT,
+                 (unsigned long long)mt_reader_offset(s->reader), (unsigned long long)code);
         return -1;
     }
     if (p->ncodes >= UINT32_MAX - 1 ||

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "analysis/analysis.h"
 #include "cli/cli.h"
 #include "cli/output.h"
 #include "cli/progress.h"
@@ -294,8 +295,8 @@ int cmd_dump(int argc, char **argv)
                 if (e) {
                     out_flush(&s.out);
                     if (e == -1)
-                        cli_error("dump", "%s: invalid location code %08llx "
-                                  "(no location event defines it)", path,
+                        cli_error("dump", "%s: " MT_BAD_CODE_FMT, path,
+                                  (unsigned long long)mt_reader_offset(r),
                                   (unsigned long long)bad);
                     else
                         cli_error("dump", "out of memory");

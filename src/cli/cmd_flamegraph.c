@@ -128,6 +128,7 @@ typedef struct pend_alloc {
     uint64_t h[2];
     int64_t ns;
     size_t p, len;
+    uint64_t off;               /* mt_reader_offset just past it */
     uint64_t *suf;
     size_t suf_cap;
 } pend_alloc;
@@ -189,7 +190,7 @@ typedef struct fg {
     size_t hidden_len, hidden_cap;
     /* error report */
     int err;                    /* 0, -1 unknown code, -2 out of memory */
-    uint64_t bad_code;
+    uint64_t bad_code, bad_off; /* the unknown code, and where (its alloc's end) */
 } fg;
 
 static int name_slots_grow(fg *g)
@@ -543,7 +544,11 @@ static int stack_of(fg *g, const mt_event *ev, size_t *idx)
 {
     uint64_t h[2];
     int e = stack_hash(g, ev, h, NULL);
-    return e ? e : stack_find(g, h, ev->backtrace, ev->backtrace_len, idx);
+    if (!e)
+        e = stack_find(g, h, ev->backtrace, ev->backtrace_len, idx);
+    if (e == -1)
+        g->bad_off = mt_reader_offset(g->r);
+    return e;
 }
 
 /* Count the oldest pending allocation (see on_alloc); g->base becomes its
@@ -561,6 +566,8 @@ static int count_pending(fg *g)
     int e = stack_find(g, q->h, g->base, q->len, &idx);
     if (!e)
         g->st_count[idx] = ocaml_add(g->st_count[idx], q->ns);
+    else if (e == -1)
+        g->bad_off = q->off;
     return e;
 }
 
@@ -596,6 +603,7 @@ static int on_alloc(fg *g, const mt_event *ev)
             memcpy(q->suf, ev->backtrace + q->p, (n - q->p) * sizeof *q->suf);
         q->len = n;
         q->ns = ev->nsamples;
+        q->off = mt_reader_offset(g->r);
         g->npend++;
         if (g->slots)
             __builtin_prefetch(&g->slots[q->h[0] & (g->slots_cap - 1)]);
@@ -818,8 +826,8 @@ static int scan_filtered(fg *g, const mt_filter *f, const char *path, mt_scan *s
     sc->ctx = &fs;
     int st = cli_scan_filtered("flamegraph", sc, f, path);
     if (g->err == -1)
-        cli_error("flamegraph", "%s: invalid location code %08llx (no location "
-                  "event defines it)", path, (unsigned long long)g->bad_code);
+        cli_error("flamegraph", "%s: " MT_BAD_CODE_FMT, path,
+                  (unsigned long long)g->bad_off, (unsigned long long)g->bad_code);
     else if (g->err)
         cli_error("flamegraph", "out of memory");
     return g->err ? MT_ERR_FORMAT : st;
@@ -948,8 +956,8 @@ int cmd_flamegraph(int argc, char **argv)
             g.err = flush_pending(&g);
     }
     if (g.err == -1) {
-        cli_error("flamegraph", "%s: invalid location code %08llx (no location "
-                  "event defines it)", path, (unsigned long long)g.bad_code);
+        cli_error("flamegraph", "%s: " MT_BAD_CODE_FMT, path,
+                  (unsigned long long)g.bad_off, (unsigned long long)g.bad_code);
         rc = EXIT_DATA;
     } else if (g.err) {
         cli_error("flamegraph", "out of memory");

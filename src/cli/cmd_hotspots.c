@@ -149,7 +149,7 @@ typedef struct hs {
     stackset stacks;            /* backtraces of the undecided objects */
     /* errors */
     int err;                    /* 0, -1 unknown code, -2 out of memory */
-    uint64_t bad_code;
+    uint64_t bad_code, bad_off;     /* an undefined code, and where */
 } hs;
 
 static int func_slots_grow(hs *h)
@@ -222,6 +222,7 @@ static int64_t add_loc(hs *h, const uint64_t *bt, size_t i)
     for (;;) {
         if (mt_reader_locations(h->r, bt[k], &locs, &n) != MT_OK) {
             h->bad_code = bt[k];
+            h->bad_off = mt_reader_offset(h->r);
             return -1;
         }
         if (n > 0 || k == 0 || steps == 0)
@@ -742,8 +743,8 @@ static int finish(hs *h, mt_out *o, const mt_trace_info *info, int rc,
                   const char *path, int json)
 {
     if (h->err == -1) {
-        cli_error("hotspots", "%s: invalid location code %08llx (no location "
-                  "event defines it)", path, (unsigned long long)h->bad_code);
+        cli_error("hotspots", "%s: " MT_BAD_CODE_FMT, path,
+                  (unsigned long long)h->bad_off, (unsigned long long)h->bad_code);
         rc = EXIT_DATA;
     } else if (h->err) {
         cli_error("hotspots", "out of memory");

@@ -74,6 +74,8 @@ void usage_info(FILE *out)
             "Unlike the reference, a promotion of an object that is not a live\n"
             "minor allocation is ignored instead of aborting the report.\n"
             "Skipped packets are reported on standard error. TRACE '-' reads stdin.\n"
+            "Backtraces are skipped, not decoded, so damage inside them goes\n"
+            "unnoticed; `memtrace check` finds it.\n"
             "\n"
             "Options:\n"
             "  --json       print the same facts as one JSON object: the trace info\n"

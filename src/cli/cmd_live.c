@@ -49,7 +49,9 @@ void usage_live(FILE *out)
             "\n"
             "TRACE '-' reads standard input (except with --live-at peak, which reads\n"
             "the trace twice). Skipped packets are reported on standard error; a\n"
-            "progress line is shown there for long runs.\n"
+            "progress line is shown there for long runs. Without filters that need\n"
+            "them, backtraces are skipped, not decoded, so damage inside them goes\n"
+            "unnoticed; `memtrace check` finds it.\n"
             "\n"
             "Exit status: 0 success, 1 malformed trace or I/O error (message with\n"
             "the file and offset on standard error), 2 bad usage.\n");

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "analysis/analysis.h"
 #include "cli/cli.h"
 #include "util/grow.h"
 
@@ -50,6 +51,22 @@ int cli_rewrite_same_id(cli_rewrite *rw, const mt_event *ev, int64_t id)
     return -1;
 }
 
+/* After the writer refused an event: the first code of its backtrace that
+ * no location event defined (a damaged trace), if that is why. */
+static int undefined_code(const cli_rewrite *rw, const mt_event *ev, uint64_t *code)
+{
+    const mt_location *locs;
+    size_t n;
+    if (ev->kind != MT_EVENT_ALLOC)
+        return 0;
+    for (size_t i = 0; i < ev->backtrace_len; i++)
+        if (mt_reader_locations(rw->r, ev->backtrace[i], &locs, &n) != MT_OK) {
+            *code = ev->backtrace[i];
+            return 1;
+        }
+    return 0;
+}
+
 /* The event loop; returns EXIT_OK or EXIT_DATA (reported). */
 static int run_events(cli_rewrite *rw, const cli_rewrite_spec *spec)
 {
@@ -62,9 +79,14 @@ static int run_events(cli_rewrite *rw, const cli_rewrite_spec *spec)
         if (ws == MT_OK)
             continue;
         progress_done(&rw->prog);
-        if (ws != -1)
-            cli_error(rw->cmd, "%s: event at offset %llu: %s", rw->in,
-                      (unsigned long long)mt_reader_offset(rw->r),
+        unsigned long long off = mt_reader_offset(rw->r);
+        uint64_t bad;
+        if (ws == -1)
+            ;                   /* reported by on_event */
+        else if (ws != MT_ERR_NOMEM && undefined_code(rw, &ev, &bad))
+            cli_error(rw->cmd, "%s: " MT_BAD_CODE_FMT, rw->in, off, (unsigned long long)bad);
+        else
+            cli_error(rw->cmd, "%s: offset %llu: %s", rw->in, off,
                       ws == MT_ERR_NOMEM ? "out of memory" : mt_writer_error(rw->w));
         return EXIT_DATA;
     }

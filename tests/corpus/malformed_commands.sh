@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Every command that reads a trace, on every malformed/*.ctf (discovered now).
+# malformed.sh holds `dump`'s output to the reference's; this holds every
+# command, dump included, to one contract, for each (trace, command):
+#   * no crash or hang: no sanitizer report, no signal, done within 300 s;
+#   * exit status 0 or 1 (1: a damaged trace; never 2, the usage error);
+#   * on status 1, stderr's last line (after any "skipping ..." lines) is
+#     "memtrace COMMAND: TRACE: offset N: MESSAGE": the file, the byte
+#     offset and what was wrong;
+#   * where the reference read the trace to its end (NAME.exit is 0: only
+#     skipped packets), status 0;
+#   * where the reference failed, status 1 for every command that decodes
+#     backtraces. info, live and strip-names skip them undecoded, so damage
+#     inside a backtrace is not theirs to see (their --help says so): 0 or 1.
+set -u
+# shellcheck source=corpus_lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/corpus_lib.sh"
+mt_parse_args "$@"
+
+dir=$CORPUS/malformed
+shopt -s nullglob
+ctfs=("$dir"/*.ctf)
+shopt -u nullglob
+[ ${#ctfs[@]} -gt 0 ] || mt_die "no malformed/*.ctf in corpus $CORPUS"
+
+cmds=(dump info check flamegraph hotspots top live diff speedscope pprof report copy subsample
+      strip-names)
+out=$MT_TMP/out
+
+for ctf in "${ctfs[@]}"; do
+  name=$(basename "$ctf" .ctf)
+  [ -f "$dir/$name.exit" ] || { mt_fail "$name.ctf" "no reference exit code file $name.exit"; continue; }
+  ref_rc=$(tr -d ' \n\r' < "$dir/$name.exit")
+  MT_CHECKED=$((MT_CHECKED + 1))
+  for cmd in "${cmds[@]}"; do
+    case $cmd in
+      diff) args=("$ctf" "$ctf") ;;
+      speedscope|pprof|report) args=("$ctf" -o "$out") ;;
+      copy|strip-names) args=("$ctf" "$out") ;;
+      subsample) args=("$ctf" "$out" 2) ;;
+      *) args=("$ctf") ;;
+    esac
+    id="$name.ctf $cmd"
+    rm -f "$out"
+    timeout 300 "$CLI" "$cmd" "${args[@]}" > "$MT_TMP/stdout" 2> "$MT_TMP/err"
+    rc=$?
+    if mt_sanitizer_report "$MT_TMP/err"; then
+      mt_fail "$id" "sanitizer report (exit status $rc)"; mt_show_stderr "$MT_TMP/err"; continue
+    fi
+    if [ "$rc" -eq 124 ]; then
+      mt_fail "$id" "still running after 300 s"; continue
+    fi
+    if [ "$rc" -ne 0 ] && [ "$rc" -ne 1 ]; then
+      mt_fail "$id" "exit status $rc (expected 0 or 1)"; mt_show_stderr "$MT_TMP/err"; continue
+    fi
+    if [ "$rc" -eq 1 ]; then
+      last=$(grep -v '^skipping' "$MT_TMP/err" | tail -n 1)
+      case $last in
+        "memtrace $cmd: $ctf: offset "[0-9]*": "?*) ;;
+        *) mt_fail "$id" "error line does not name the file and the offset: '$last'"; continue ;;
+      esac
+    fi
+    if [ "$ref_rc" = 0 ] && [ "$rc" -ne 0 ]; then
+      mt_fail "$id" "exit status $rc; the reference reads this trace to its end"
+      mt_show_stderr "$MT_TMP/err"; continue
+    fi
+    case $cmd in info|live|strip-names) ;; *)
+      if [ "$ref_rc" != 0 ] && [ "$rc" -ne 1 ]; then
+        mt_fail "$id" "exit status $rc; the reference fails on this trace (exit $ref_rc)"; continue
+      fi ;;
+    esac
+  done
+  echo "ok   $name.ctf (${#cmds[@]} commands)"
+done
+
+mt_summary
