@@ -745,9 +745,7 @@ static ALWAYS_INLINE int fast_one(fast_state *s, mt_event *ev, const int skip)
     ev->common_prefix = prefix;
     s->lb = t;
     if (skip) {
-        static const uint8_t size[4] = {2, 2, 3, 10};
-        for (unsigned i = 0; i < ncw; i++)
-            q += size[q[0] & 3];
+        q = mt_btr_skip_fast(q, ncw);
         ev->backtrace = NULL;
         ev->backtrace_len = 0;
         ev->new_codes = 0;
