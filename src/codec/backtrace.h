@@ -194,24 +194,24 @@ MT_BT_INLINE size_t mt_btr_decode_upto3(mt_btr *restrict r, const uint8_t *p,
     return n + (size_t)(((mt_ld64(p) & tag1[n]) * 0x0001000100010001u) >> 48);
 }
 
-/* The same decode without any checks: the caller guarantees
- * max(n * MT_BT_MAX_CODEWORD, 8) readable input bytes and room for
- * max(n * 256 + 1, 6) frames at out; the number of miss codewords goes to
- * *nmisses (and is added to r->misses). Written for the branch predictor and
- * for few instructions (the decoder runs at ~4 instructions a cycle, so
- * their count is its speed): short all-hit backtraces take
- * mt_btr_decode_upto3; otherwise tags 0 and 1 and hitN of up to three
- * frames (99% of the codewords) share one path without a branch: the first
- * three frames of the prediction chain are computed and stored whatever the
- * codeword asks for, and only the output pointer's step says how many
- * count. Branching on the tag and looping over a hitN's frames cost a
- * misprediction in most backtraces that take this loop (5% more MB/s on the
- * benchmark trace, 5-9% on the corpus's ocamlopt trace, for 8% more
- * instructions). Misses and longer hitN take a branch. */
 /* Bit 1 of the tag of each of the first n <= 3 codewords at p, when they
  * are 2-byte codewords: set for hitN and misses. */
 static const uint64_t mt_btr_hard[4] = {0, 0x2, 0x20002, 0x200020002};
 
+/* The same decode without any checks: the caller guarantees
+ * max(n * MT_BT_MAX_CODEWORD, 8) readable input bytes and room for
+ * max(n * 256 + 1, 6) frames at out; the number of miss codewords goes to
+ * *nmisses (and is added to r->misses). Written for the branch predictor and
+ * for few instructions (the decoder runs at ~4 instructions a cycle, and a
+ * mispredicted branch costs tens of instructions' worth): short all-hit
+ * backtraces take mt_btr_decode_upto3; otherwise tags 0 and 1 and hitN of
+ * up to three frames (99% of the codewords) share one path without a
+ * branch: the first three frames of the prediction chain are computed and
+ * stored whatever the codeword asks for, and only the output pointer's step
+ * says how many count. Branching on the tag and looping over a hitN's frames cost a
+ * misprediction in most backtraces that take this loop (5% more MB/s on the
+ * benchmark trace, 5-9% on the corpus's ocamlopt trace, for 8% more
+ * instructions). Misses and longer hitN take a branch. */
 MT_BT_INLINE size_t mt_btr_decode_fast(mt_btr *restrict r, const uint8_t **pp,
                                         unsigned n, uint64_t *restrict out,
                                         unsigned *nmisses)
