@@ -14,11 +14,7 @@ set -u
 . "$(dirname "${BASH_SOURCE[0]}")/corpus_lib.sh"
 mt_parse_args "$@"
 
-dir=$CORPUS/malformed
-shopt -s nullglob
-ctfs=("$dir"/*.ctf)
-shopt -u nullglob
-[ ${#ctfs[@]} -gt 0 ] || mt_die "no malformed/*.ctf in corpus $CORPUS"
+mt_list_malformed
 
 # complete_lines IN OUT : copy IN up to and including its last newline
 complete_lines() {

@@ -17,11 +17,7 @@ set -u
 . "$(dirname "${BASH_SOURCE[0]}")/corpus_lib.sh"
 mt_parse_args "$@"
 
-dir=$CORPUS/malformed
-shopt -s nullglob
-ctfs=("$dir"/*.ctf)
-shopt -u nullglob
-[ ${#ctfs[@]} -gt 0 ] || mt_die "no malformed/*.ctf in corpus $CORPUS"
+mt_list_malformed
 
 cmds=(dump info check flamegraph hotspots top live diff speedscope pprof report copy subsample
       strip-names)
