@@ -116,7 +116,6 @@ mt_size_class() {
   else echo huge; fi
 }
 
-# mt_in_class DIR NAME : true if NAME belongs to the selected --class
 # mt_list_malformed : sets dir=$CORPUS/malformed and the array ctfs to its
 # *.ctf files (found now); none is an error.
 mt_list_malformed() {
@@ -127,6 +126,7 @@ mt_list_malformed() {
   [ ${#ctfs[@]} -gt 0 ] || mt_die "no malformed/*.ctf in corpus $CORPUS"
 }
 
+# mt_in_class DIR NAME : true if NAME belongs to the selected --class
 mt_in_class() {
   [ "$CLASS" = all ] && return 0
   local b

@@ -28,6 +28,7 @@ for ctf in "${ctfs[@]}"; do
   [ -f "$dir/$name.exit" ] || { mt_fail "$name.ctf" "no reference exit code file $name.exit"; continue; }
   ref_rc=$(tr -d ' \n\r' < "$dir/$name.exit")
   MT_CHECKED=$((MT_CHECKED + 1))
+  before=$MT_FAILURES
   for cmd in "${cmds[@]}"; do
     case $cmd in
       diff) args=("$ctf" "$ctf") ;;
@@ -66,7 +67,7 @@ for ctf in "${ctfs[@]}"; do
       fi ;;
     esac
   done
-  echo "ok   $name.ctf (${#cmds[@]} commands)"
+  [ "$MT_FAILURES" = "$before" ] && echo "ok   $name.ctf (${#cmds[@]} commands)"
 done
 
 mt_summary
