@@ -277,18 +277,13 @@ static void divide_rate(mt_trace_info *info, void *ctx)
  * location event. Checked for every allocation, dropped ones too: otherwise
  * whether a damaged trace is noticed would depend on the random draws (the
  * writer looks up only the codes of the allocations kept). */
-static int all_defined(sub_state *s, mt_reader *r, const mt_event *ev)
+static int all_defined(sub_state *s, const cli_rewrite *rw, const mt_event *ev)
 {
     size_t from = (uint64_t)ev->common_prefix < ev->backtrace_len
                       ? (size_t)ev->common_prefix : ev->backtrace_len;
-    if (!mt_newcodes_possible(&s->nc, ev, from))
-        return 1;
-    const mt_location *locs;
-    size_t n;
-    for (size_t i = from; i < ev->backtrace_len; i++)
-        if (mt_reader_locations(r, ev->backtrace[i], &locs, &n) != MT_OK)
-            return 0;
-    return 1;
+    uint64_t code;
+    return !mt_newcodes_possible(&s->nc, ev, from) ||
+           !cli_rewrite_undefined(rw, ev, from, &code);
 }
 
 static int subsample_event(cli_rewrite *rw, const mt_event *ev, void *ctx)
@@ -296,7 +291,7 @@ static int subsample_event(cli_rewrite *rw, const mt_event *ev, void *ctx)
     sub_state *s = ctx;
     const sub_params *sp = s->sp;
     if (ev->kind == MT_EVENT_ALLOC) {
-        if (!all_defined(s, rw->r, ev))
+        if (!all_defined(s, rw, ev))
             return MT_ERR_LOCATION;     /* run_events names the code */
         if (sp->windowed) {
             int64_t sec = whole_seconds(ev->time - mt_reader_info(rw->r)->start_time);

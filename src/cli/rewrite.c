@@ -51,15 +51,14 @@ int cli_rewrite_same_id(cli_rewrite *rw, const mt_event *ev, int64_t id)
     return -1;
 }
 
-/* After the writer refused an event: the first code of its backtrace that
- * no location event defined (a damaged trace), if that is why. */
-static int undefined_code(const cli_rewrite *rw, const mt_event *ev, uint64_t *code)
+int cli_rewrite_undefined(const cli_rewrite *rw, const mt_event *ev, size_t from,
+                          uint64_t *code)
 {
     const mt_location *locs;
     size_t n;
     if (ev->kind != MT_EVENT_ALLOC)
         return 0;
-    for (size_t i = 0; i < ev->backtrace_len; i++)
+    for (size_t i = from; i < ev->backtrace_len; i++)
         if (mt_reader_locations(rw->r, ev->backtrace[i], &locs, &n) != MT_OK) {
             *code = ev->backtrace[i];
             return 1;
@@ -83,7 +82,7 @@ static int run_events(cli_rewrite *rw, const cli_rewrite_spec *spec)
         uint64_t bad;
         if (ws == -1)
             ;                   /* reported by on_event */
-        else if (ws != MT_ERR_NOMEM && undefined_code(rw, &ev, &bad))
+        else if (ws != MT_ERR_NOMEM && cli_rewrite_undefined(rw, &ev, 0, &bad))
             cli_error(rw->cmd, "%s: " MT_BAD_CODE_FMT, rw->in, off, (unsigned long long)bad);
         else
             cli_error(rw->cmd, "%s: offset %llu: %s", rw->in, off,

@@ -44,6 +44,11 @@ int cli_rewrite_run(const cli_rewrite_spec *spec);
 int cli_rewrite_alloc(cli_rewrite *rw, const mt_event *ev, int64_t time,
                       int64_t nsamples, int64_t *id);
 
+/* Whether frames [from, backtrace_len) of allocation ev hold a code that no
+ * location event of IN defined (a damaged trace); the first in *code. */
+int cli_rewrite_undefined(const cli_rewrite *rw, const mt_event *ev, size_t from,
+                          uint64_t *code);
+
 /* For commands that keep ids: MT_OK if OUT's id equals IN's, else report
  * why not (multi-domain input) and return -1. */
 int cli_rewrite_same_id(cli_rewrite *rw, const mt_event *ev, int64_t id);

@@ -15,13 +15,14 @@
  * The region is cut into 64 KiB chunks, made readable and writable as they
  * are first used. Blocks are powers of two: small ones (16 B - 32 KiB) are
  * cut, one at a time as they are asked for, from chunks that hold one size
- * each; large ones (64 KiB and up) are runs of whole chunks. Either way a block of size 2^k is aligned to
- * min(2^k, 64 KiB), so memalign and friends are served by picking a size of
- * at least the alignment; larger alignments get a run of chunks aligned to
- * it. Freed blocks go to a free list per size. A freed large block keeps
- * its pages while the large blocks kept so (DIRTY_MAX_BLOCK at most each)
- * add up to DIRTY_BUDGET; past that it gives them back with MADV_DONTNEED
- * (but the first, which holds the link and the flag saying which it did).
+ * each; large ones (64 KiB and up) are runs of whole chunks. Either way a
+ * block of size 2^k is aligned to min(2^k, 64 KiB), so memalign and friends
+ * are served by picking a size of at least the alignment; larger alignments
+ * get a run of chunks aligned to it. Freed blocks go to a free list per
+ * size. A freed large block keeps its pages while the large blocks kept so
+ * (DIRTY_MAX_BLOCK at most each) add up to DIRTY_BUDGET; past that it gives
+ * them back with MADV_DONTNEED (but the first, which holds the link and the
+ * flag saying which it did).
  * Giving them back at every free made a loop that allocates and frees a
  * 1 MB buffer 160 times slower at the default rate: three in four of those
  * buffers are sampled, and each reuse faulted its 256 pages in again. The

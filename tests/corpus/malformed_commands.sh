@@ -12,6 +12,8 @@
 #   * where the reference failed, status 1 for every command that decodes
 #     backtraces. info, live and strip-names skip them undecoded, so damage
 #     inside a backtrace is not theirs to see (their --help says so): 0 or 1.
+#     subsample runs with a factor that drops nearly every allocation: it
+#     must notice damage in the backtraces of the allocations it drops too.
 set -u
 # shellcheck source=corpus_lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/corpus_lib.sh"
@@ -34,7 +36,7 @@ for ctf in "${ctfs[@]}"; do
       diff) args=("$ctf" "$ctf") ;;
       speedscope|pprof|report) args=("$ctf" -o "$out") ;;
       copy|strip-names) args=("$ctf" "$out") ;;
-      subsample) args=("$ctf" "$out" 2) ;;
+      subsample) args=("$ctf" "$out" 1000000) ;;   # (nearly every allocation dropped)
       *) args=("$ctf") ;;
     esac
     id="$name.ctf $cmd"
