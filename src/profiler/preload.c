@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "profiler/profiler_int.h"
+#include "profiler/unwind.h"
 
 #define EXPORT __attribute__((visibility("default")))
 #define SLOW __attribute__((noinline, cold))
@@ -35,14 +36,19 @@ __thread mt_thread mt_self __attribute__((tls_model("initial-exec")));
 /* Countdown reached <= 0 for an allocation of `bytes` aligned to `align`:
  * a block of the region if the allocation is sampled, else NULL (the
  * caller asks glibc). resize: the sampled block being resized, if any,
- * returned itself when the new size is sampled and fits in it. */
-static void *sampled_block(size_t bytes, size_t align, int zero, void *resize)
+ * returned itself when the new size is sampled and fits in it. Inlined
+ * into its callers, and the backtrace taken here: the fewer frames of ours
+ * on the stack, the less unwinding (unwind.h). */
+static inline __attribute__((always_inline)) void *
+sampled_block(size_t bytes, size_t align, int zero, void *resize)
 {
     int64_t samples = mt_sample_draw(bytes);
     if (!samples)
         return NULL;
+    uint64_t codes[MT_MAX_FRAMES];
+    size_t n = mt_unwind(codes, MT_MAX_FRAMES);
     if (resize && bytes <= mt_region_usable(resize)) {
-        mt_sample_resize(resize, bytes, samples);
+        mt_sample_resize(resize, bytes, samples, codes, n);
         return resize;
     }
     void *p = mt_region_alloc(bytes, align, zero, 0);
@@ -50,7 +56,7 @@ static void *sampled_block(size_t bytes, size_t align, int zero, void *resize)
         mt_sample_drop();       /* region full: the sample is lost */
         return NULL;
     }
-    mt_sample_record(p, bytes, samples);
+    mt_sample_record(p, bytes, samples, codes, n);
     return p;
 }
 

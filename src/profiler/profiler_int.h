@@ -144,9 +144,7 @@ void *__libc_pvalloc(size_t);
 /* ---- unwind.c ------------------------------------------------------------ */
 
 #define MT_MAX_FRAMES 256
-/* Return addresses of the calling thread, innermost first, with the
- * profiler's own frames dropped. Returns how many were stored. */
-MT_HIDDEN size_t mt_unwind(uint64_t *codes, size_t max);
+/* (mt_unwind itself is in unwind.h) */
 MT_HIDDEN const char *mt_unwind_name(void);
 /* Text range of this library, so its frames can be dropped. */
 MT_HIDDEN void mt_unwind_init(void);
@@ -179,8 +177,10 @@ extern double mt_coef MT_HIDDEN;
 MT_HIDDEN int64_t mt_sample_draw(size_t bytes);
 /* The alloc event of a sampled block at ptr (buffered; returns 1), or of
  * an external allocation (ptr NULL: written at once; returns its id + 1,
- * or 0 if no event was written). */
-MT_HIDDEN uint64_t mt_sample_record(void *ptr, size_t bytes, int64_t samples);
+ * or 0 if no event was written); codes: its backtrace (mt_unwind, taken
+ * by the caller). */
+MT_HIDDEN uint64_t mt_sample_record(void *ptr, size_t bytes, int64_t samples,
+                                    const uint64_t *codes, size_t n);
 /* The block could not be allocated in the region: no event. */
 MT_HIDDEN void mt_sample_drop(void);
 /* A sampled block is being freed: write its collect event, then give it
@@ -189,6 +189,7 @@ MT_HIDDEN void mt_free_sampled(void *ptr);
 /* A sampled block resized in place (it fits, and the new size is sampled
  * too; after mt_sample_draw): the collect of the old object and the alloc
  * of the new, at the same address. */
-MT_HIDDEN uint64_t mt_sample_resize(void *ptr, size_t bytes, int64_t samples);
+MT_HIDDEN uint64_t mt_sample_resize(void *ptr, size_t bytes, int64_t samples,
+                                    const uint64_t *codes, size_t n);
 
 #endif /* MT_PROFILER_INT_H */

@@ -29,6 +29,7 @@
 
 #include "memtrace/profiler.h"
 #include "profiler/profiler_int.h"
+#include "profiler/unwind.h"
 
 #define EXPORT __attribute__((visibility("default")))
 /* Without a session a thread looks again after this many bytes: a session
@@ -588,12 +589,11 @@ static int tb_append(mt_thread *t, uintptr_t ptr, int64_t now, uint64_t tsc, int
     return 0;
 }
 
-uint64_t mt_sample_record(void *ptr, size_t bytes, int64_t samples)
+uint64_t mt_sample_record(void *ptr, size_t bytes, int64_t samples,
+                          const uint64_t *codes, size_t n)
 {
     mt_thread *t = &mt_self;
     uint64_t token = 0;
-    uint64_t codes[MT_MAX_FRAMES];
-    size_t n = mt_unwind(codes, MT_MAX_FRAMES);
     int64_t words = (int64_t)((bytes + 7) / 8);
     uint64_t tsc;
     int64_t now = clock_us(&tsc);
@@ -645,11 +645,12 @@ void mt_free_sampled(void *ptr)
     mt_leave(t);
 }
 
-uint64_t mt_sample_resize(void *ptr, size_t bytes, int64_t samples)
+uint64_t mt_sample_resize(void *ptr, size_t bytes, int64_t samples,
+                          const uint64_t *codes, size_t n)
 {
     collect_event(&mt_self, ptr);
     mt_region_set_size(ptr, bytes);
-    return mt_sample_record(ptr, bytes, samples);
+    return mt_sample_record(ptr, bytes, samples, codes, n);
 }
 
 /* ---- flusher ------------------------------------------------------------- */
@@ -899,7 +900,11 @@ EXPORT uint64_t mt_profiler_ext_alloc(size_t bytes)
     if (MT_LIKELY(t->countdown > 0))
         return 0;
     int64_t samples = mt_sample_draw(bytes);
-    return samples ? mt_sample_record(NULL, bytes, samples) : 0;
+    if (!samples)
+        return 0;
+    uint64_t codes[MT_MAX_FRAMES];
+    size_t n = mt_unwind(codes, MT_MAX_FRAMES);
+    return mt_sample_record(NULL, bytes, samples, codes, n);
 }
 
 EXPORT void mt_profiler_ext_free(uint64_t token)

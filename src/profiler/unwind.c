@@ -1,25 +1,24 @@
 /*
  * unwind.c - backtraces of the allocating thread without frame pointers:
  * return addresses from the DWARF unwind tables (.eh_frame), innermost
- * first, with the profiler's own frames dropped.
+ * first, with the profiler's own frames dropped. The call itself is
+ * mt_unwind in unwind.h, inlined into the sampled path (see there).
  *
  * Two unwinders are built in: libunwind's unw_backtrace (local-only, with
  * its per-thread cache of frame layouts) and libgcc's _Unwind_Backtrace.
  * MEMTRACE_UNWIND=libgcc|libunwind picks one; the default is the faster
  * (docs/PROFILER.md has the measurements).
  */
-#define UNW_LOCAL_ONLY
 #include <dlfcn.h>
-#include <libunwind.h>
 #include <link.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unwind.h>
 
-#include "profiler/profiler_int.h"
+#include "profiler/unwind.h"
 
-static uintptr_t self_lo, self_hi;  /* this library's mapped range        */
-static int use_libgcc;
+uintptr_t mt_self_lo, mt_self_hi;   /* this library's mapped range        */
+int mt_unwind_libgcc;
 
 static int find_self(struct dl_phdr_info *info, size_t size, void *data)
 {
@@ -36,8 +35,8 @@ static int find_self(struct dl_phdr_info *info, size_t size, void *data)
             hi = s + ph->p_memsz;
     }
     if (probe >= lo && probe < hi) {
-        self_lo = lo;
-        self_hi = hi;
+        mt_self_lo = lo;
+        mt_self_hi = hi;
         return 1;
     }
     return 0;
@@ -45,17 +44,17 @@ static int find_self(struct dl_phdr_info *info, size_t size, void *data)
 
 void mt_unwind_init(void)
 {
-    if (!self_hi)
+    if (!mt_self_hi)
         dl_iterate_phdr(find_self, (void *)(uintptr_t)&mt_unwind_init);
     const char *u = getenv("MEMTRACE_UNWIND");
-    use_libgcc = u && strcmp(u, "libgcc") == 0;
-    if (!use_libgcc)
+    mt_unwind_libgcc = u && strcmp(u, "libgcc") == 0;
+    if (!mt_unwind_libgcc)
         unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
 }
 
 const char *mt_unwind_name(void)
 {
-    return use_libgcc ? "libgcc" : "libunwind";
+    return mt_unwind_libgcc ? "libgcc" : "libunwind";
 }
 
 typedef struct gcc_state {
@@ -74,20 +73,17 @@ static _Unwind_Reason_Code gcc_frame(struct _Unwind_Context *ctx, void *arg)
     return _URC_NO_REASON;
 }
 
-size_t mt_unwind(uint64_t *codes, size_t max)
+size_t mt_unwind_gcc(uint64_t *codes, size_t max)
 {
-    size_t n;
-    if (use_libgcc) {
-        gcc_state s = {codes, 0, max};
-        _Unwind_Backtrace(gcc_frame, &s);
-        n = s.n;
-    } else {
-        /* unw_backtrace fills void * slots; uint64_t has the same size. */
-        int k = unw_backtrace((void **)codes, (int)max);
-        n = k > 0 ? (size_t)k : 0;
-    }
+    gcc_state s = {codes, 0, max};
+    _Unwind_Backtrace(gcc_frame, &s);
+    return s.n;
+}
+
+size_t mt_unwind_keep(uint64_t *codes, size_t n)
+{
     size_t skip = 0;
-    while (skip < n && codes[skip] >= self_lo && codes[skip] < self_hi)
+    while (skip < n && codes[skip] >= mt_self_lo && codes[skip] < mt_self_hi)
         skip++;
     size_t out = 0;
     for (size_t i = skip; i < n; i++)
