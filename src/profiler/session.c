@@ -403,12 +403,10 @@ static void heap_down(size_t n, size_t i)
  * buffered event in stamp order. Every buffer is locked at once while
  * their stores are swapped for empty ones, so the events taken are a
  * consistent cut (see above); then the buffers are unlocked and the
- * threads append again while the taken stores are written. (Keeping every
- * buffer locked for the whole drain stopped the other threads at their
- * next sample until the drain had written everything: the 2-thread stress
- * at one sample per 4 KiB spent ~15% of its time in mutex_unlock's wakes.)
- * A buffer for which no empty store can be had stays locked and is
- * written in place: nothing is ever dropped for want of memory. */
+ * threads append again while the taken stores are written: a thread never
+ * waits for a whole drain at its buffer's lock (a spinlock, tb_lock). A
+ * buffer for which no empty store can be had stays locked and is written
+ * in place: nothing is ever dropped for want of memory. */
 static void drain_all(void)
 {
     size_t n = 0;
