@@ -128,7 +128,8 @@ MT_HIDDEN int mt_ptrtable_contains(uintptr_t addr);
 MT_HIDDEN int mt_ptrtable_insert(uintptr_t addr, int64_t id);
 /* Remove addr; its id in *id. Returns 0 if addr was not in the table. */
 MT_HIDDEN int mt_ptrtable_remove(uintptr_t addr, int64_t *id);
-/* Forget everything (in a child after fork: no other thread exists). */
+/* Forget everything (under the session lock, with no lookup running: in a
+ * child after fork, at a session's start). */
 MT_HIDDEN void mt_ptrtable_clear(void);
 MT_HIDDEN size_t mt_ptrtable_count(void);
 

@@ -817,6 +817,13 @@ static int start_locked(const char *path, double rate, const char *context,
     mt_coef = mt_sampler_coef(rate);
     ds.dirty = 0;
     failed = 0;
+    /* A previous session's leftovers are not this trace's: events buffered
+     * after its last drain are dropped (mt_active is 0: drain_all writes
+     * nothing), and its sampled blocks still live are forgotten, or their
+     * frees would be written as collects of this trace's objects that got
+     * the same ids. */
+    drain_all();
+    mt_ptrtable_clear();
     __atomic_add_fetch(&mt_epoch, 1, __ATOMIC_RELEASE);
     __atomic_store_n(&mt_active, 1, __ATOMIC_RELEASE);
     start_flusher();

@@ -2,7 +2,10 @@
  * api.c - the in-process API of include/memtrace/profiler.h, with the
  * preload library linked: start, refusals (second session, bad rate,
  * unwritable file), external allocations from a pool (4000 x 2500 bytes,
- * half released), stop.   api TRACE
+ * half released), stop; then a second session into TRACE2 while 200 blocks
+ * sampled by the first are still live: their frees must not be written as
+ * collects of the second trace's objects, which reuse their ids (100 blocks
+ * allocated, 50 of them freed).   api TRACE TRACE2
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +14,7 @@
 #include "memtrace/profiler.h"
 
 static uint64_t tokens[4000];
+static char *old_blocks[200], *new_blocks[100];
 
 __attribute__((noinline)) static uint64_t pool_alloc(size_t n)
 {
@@ -23,7 +27,7 @@ int main(int argc, char **argv)
 {
     char err[512];
     int bad = 0;
-    if (argc != 2)
+    if (argc != 3)
         return 2;
     if (mt_profiler_active()) {
         puts("active before start");
@@ -52,6 +56,8 @@ int main(int argc, char **argv)
         puts("not active after start");
         bad++;
     }
+    for (int i = 0; i < 200; i++)        /* 512 words at 1e-2: sampled */
+        old_blocks[i] = malloc(4096);
     for (int i = 0; i < 4000; i++)
         tokens[i] = pool_alloc(2500);
     for (int i = 0; i < 4000; i += 2)
@@ -63,6 +69,20 @@ int main(int argc, char **argv)
     }
     if (mt_profiler_stop() != 0 || mt_profiler_stop() != -1 || mt_profiler_active()) {
         puts("stop");
+        bad++;
+    }
+    if (mt_profiler_start(argv[2], 1e-2, NULL, err, sizeof err) != 0) {
+        printf("second session: %s\n", err);
+        return 1;
+    }
+    for (int i = 0; i < 100; i++)
+        new_blocks[i] = malloc(4096);
+    for (int i = 0; i < 200; i++)
+        free(old_blocks[i]);
+    for (int i = 0; i < 50; i++)
+        free(new_blocks[i]);
+    if (mt_profiler_stop() != 0) {
+        puts("second stop");
         bad++;
     }
     printf("api: %s\n", bad ? "FAILED" : "ok");

@@ -302,9 +302,17 @@ blocks)
     fail "blocks: $n child traces"
   ;;
 api)
-  "$BIN/profiler_api" api.ctf > api.out 2> api.err; rc=$?
+  "$BIN/profiler_api" api.ctf api2.ctf > api.out 2> api.err; rc=$?
   [ $rc = 0 ] && grep -q "api: ok" api.out && ok "in-process API calls" || { fail "api program: rc $rc"; cat api.out api.err; }
   valid api api.ctf
+  valid api2 api2.ctf
+  # the second session: ~100 allocs, ~50 collects; the first session's
+  # blocks freed meanwhile are no objects of this trace
+  "$CLI" check api2.ctf > api2.check
+  a=$(awk '/^ *allocs:/ { print $2 }' api2.check); c=$(awk '/^ *collects:/ { print $2 }' api2.check)
+  [ "${a:-0}" -ge 90 ] && [ "${a:-0}" -le 100 ] && [ "${c:-0}" -ge 40 ] && [ "${c:-0}" -le 50 ] &&
+    ok "second session: $a allocs, $c collects (the first session's blocks are not its objects)" ||
+    { fail "second session: allocs $a, collects $c"; cat api2.check; }
   "$CLI" info api.ctf | grep -q "with context: api test" && ok "context from mt_profiler_start" || fail "context"
   "$CLI" top --by line --json api.ctf > top.json
   l=$(line_of "$SRC/api.c" "SITE_POOL")
