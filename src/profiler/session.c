@@ -279,11 +279,12 @@ static void collect_id(int64_t id, int64_t now)
 /* Two threads sampling at one sample per 4 KiB spent most of their time
  * handing the session lock to each other, so a thread appends its events
  * (alloc: the block, size, samples, backtrace; collect: the block) to a
- * buffer of its own, under a mutex of the buffer that only a drain
- * contends for. Object ids are positions in the event sequence and a
+ * buffer of its own, under a lock of the buffer (tb_lock) that only a
+ * drain contends for. Object ids are positions in the event sequence and a
  * collect must follow its alloc, so every event gets an order stamp as it
- * is appended, and a drain, under the session lock with every buffer
- * locked, merges all buffers by stamp and writes them: allocs get their
+ * is appended, and a drain, under the session lock, takes every buffer's
+ * events at one instant (drain_all), merges them by stamp and writes
+ * them: allocs get their
  * ids and enter the pointer table then, collects find theirs there. The
  * stamp is the TSC, raised where needed above the thread's previous stamp
  * (a buffer is in increasing order) and above the block's previous event's
