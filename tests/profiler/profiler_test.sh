@@ -222,6 +222,21 @@ threads)
   [ -n "$a" ] && [ -n "$c" ] && [ $((a - c)) -ge 0 ] && [ $((a - c)) -le 8 ] &&
     ok "stress: $a allocs, $c collects" || { fail "stress: allocs $a, collects $c"; cat stress.check; }
   [ "$(ls stress*.ctf | wc -l)" = 1 ] && ok "children untraced by default" || { fail "children traced without --follow"; ls; }
+  # No memory for the drains' spare stores (the shim fails every mmap of a
+  # store's size, 1024 events x 48 bytes + 16384 codes x 8: session.c's
+  # TB_EVENTS, TB_CODES): each buffer is written in place, still locked.
+  # Nothing may be lost nor reordered.
+  LD_PRELOAD="$PRELOAD:$BIN/libprofiler_mmapfail.so" MEMTRACE="$T/held.ctf" MEMTRACE_RATE=1e-3 \
+    MT_TEST_FAIL_MMAP=180224 "$BIN/profiler_stress" > held.out 2> held.err
+  cmp -s held.out stress.plain && ok "no spare stores: same output" || fail "no spare stores: output differs"
+  grep -q "mmapfail: [1-9][0-9]* mmaps of 180224 bytes failed" held.err &&
+    ok "no spare stores: $(grep -o '[0-9]* mmaps' held.err | head -1) refused" ||
+    { fail "no spare stores: the shim refused nothing (the stores' size changed?)"; cat held.err; }
+  valid "no spare stores" held.ctf
+  "$CLI" check held.ctf > held.check
+  a=$(awk '/^ *allocs:/ { print $2 }' held.check); c=$(awk '/^ *collects:/ { print $2 }' held.check)
+  [ -n "$a" ] && [ -n "$c" ] && [ "$a" -gt 1000 ] && [ $((a - c)) -ge 0 ] && [ $((a - c)) -le 8 ] &&
+    ok "no spare stores: $a allocs, $c collects" || { fail "no spare stores: allocs $a, collects $c"; cat held.check; }
   RUNOPTS=(--rate 1e-3 --follow-fork --follow-exec)
   same_run follow "$BIN/profiler_stress"
   n=0
