@@ -8,8 +8,10 @@
 #     `memtrace run` at the default rate, at --every 4096, and under
 #     heaptrack (if installed), RUNS times each (default 5), interleaved;
 #     median wall time, median CPU time (user + system, which the other
-#     loads of a shared machine disturb less), ratios to plain, and trace
-#     file sizes.
+#     loads of a shared machine disturb less), the best wall time (this
+#     project's VMs have minutes-long phases in which a run takes up to
+#     1.8x, plain runs too: the best of many runs is the steadiest
+#     figure), ratios to plain, and trace file sizes.
 # BUILD_DIR (default build) holds memtrace and libmemtrace_preload.so.
 set -eu
 export LC_ALL=C
@@ -41,6 +43,7 @@ timed() {  # timed CMD...: "wall cpu" seconds (cpu: user + system of CMD and its
   awk -v w="$w" '{ printf "%s %.4f\n", w, $1 + $2 }' "$W/cpu"
 }
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+least() { sort -g | head -1; }
 
 echo "== price of one sampled allocation, 25 frames deep (median of 3)"
 N=200000
@@ -82,16 +85,19 @@ bench() {  # bench NAME CMD...
   local base cbase
   base=$(cut -d' ' -f1 "$W/$name.plain" | median)
   cbase=$(cut -d' ' -f2 "$W/$name.plain" | median)
-  printf "  %-22s %9s %8s %9s %8s %14s\n" "$name" "wall s" "ratio" "cpu s" "ratio" "trace bytes"
+  lbase=$(cut -d' ' -f1 "$W/$name.plain" | least)
+  printf "  %-22s %9s %8s %9s %8s %9s %8s %14s\n" "$name" "wall s" "ratio" "cpu s" "ratio" \
+    "best s" "ratio" "trace bytes"
   for m in $modes; do
     local t c size=-
     t=$(cut -d' ' -f1 "$W/$name.$m" | median)
     c=$(cut -d' ' -f2 "$W/$name.$m" | median)
+    l=$(cut -d' ' -f1 "$W/$name.$m" | least)
     if [ $m != plain ]; then
       size=$(cat "$W/$name.$m.trace"* 2>/dev/null | wc -c)
     fi
-    awk -v m=$m -v t="$t" -v b="$base" -v c="$c" -v cb="$cbase" -v s="$size" \
-      'BEGIN { printf "  %-22s %9.3f %7.3fx %9.3f %7.3fx %14s\n", m, t, t / b, c, c / cb, s }'
+    awk -v m=$m -v t="$t" -v b="$base" -v c="$c" -v cb="$cbase" -v l="$l" -v lb="$lbase" -v s="$size" \
+      'BEGIN { printf "  %-22s %9.3f %7.3fx %9.3f %7.3fx %9.3f %7.3fx %14s\n", m, t, t / b, c, c / cb, l, l / lb, s }'
   done
 }
 bench binary_trees_17 "$W/binary_trees" 17
