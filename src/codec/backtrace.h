@@ -208,10 +208,10 @@ static const uint64_t mt_btr_hard[4] = {0, 0x2, 0x20002, 0x200020002};
  * up to three frames (99% of the codewords) share one path without a
  * branch: the first three frames of the prediction chain are computed and
  * stored whatever the codeword asks for, and only the output pointer's step
- * says how many count. Branching on the tag and looping over a hitN's frames cost a
- * misprediction in most backtraces that take this loop (5% more MB/s on the
- * benchmark trace, 5-9% on the corpus's ocamlopt trace, for 8% more
- * instructions). Misses and longer hitN take a branch. */
+ * says how many count. Branching on the tag and looping over a hitN's
+ * frames cost a misprediction in most backtraces that take this loop (5%
+ * more MB/s on the benchmark trace, 5-9% on the corpus's ocamlopt trace,
+ * for 8% more instructions). Misses and longer hitN take a branch. */
 MT_BT_INLINE size_t mt_btr_decode_fast(mt_btr *restrict r, const uint8_t **pp,
                                         unsigned n, uint64_t *restrict out,
                                         unsigned *nmisses)

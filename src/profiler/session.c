@@ -423,7 +423,7 @@ static void drain_all(void)
         r->pos = 0;
         r->held = NULL;
         tbstore *e = ds.nspare ? spare[--ds.nspare] : NULL;
-        if (!e) {
+        if (!e) {               /* (my_tbuf could not map this one) */
             void *m = mmap(NULL, sizeof(tbstore), PROT_READ | PROT_WRITE,
                            MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
             e = m == MAP_FAILED ? NULL : m;
@@ -521,6 +521,13 @@ static tbuf *my_tbuf(mt_thread *t)
             b->s = &b->first;
             b->next = tbufs;
             tbufs = b;
+            /* its spare store for the drains, mapped here rather than by a
+             * drain while every buffer is locked (which still maps one if
+             * this fails); untouched until a drain hands it out */
+            void *e = mmap(NULL, sizeof(tbstore), PROT_READ | PROT_WRITE,
+                           MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+            if (e != MAP_FAILED)
+                spare[ds.nspare++] = e;
         }
     }
     if (b) {
