@@ -159,6 +159,9 @@ MT_HIDDEN int mt_symbolize(void *ctx, uint64_t code, const mt_location **locs,
                            size_t *n);
 /* Drop all symbolizer state (session end). */
 MT_HIDDEN void mt_symbolize_reset(void);
+/* Look up what the symbolizer takes from the program (the C++ demangler);
+ * at a session's start, before the session lock is taken. */
+MT_HIDDEN void mt_symbolize_prepare(void);
 
 /* ---- session.c ----------------------------------------------------------- */
 

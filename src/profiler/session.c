@@ -860,6 +860,7 @@ EXPORT int mt_profiler_start(const char *path, double rate, const char *context,
 {
     mt_thread *t = &mt_self;
     mt_enter(t);
+    mt_symbolize_prepare();
     pthread_mutex_lock(&ds.lock);
     int r = start_locked(path, rate, context, errbuf, errbuf_size);
     pthread_mutex_unlock(&ds.lock);
@@ -1119,6 +1120,7 @@ __attribute__((constructor)) static void mt_profiler_init(void)
         return;
     }
     char err[PATH_MAX + 128];
+    mt_symbolize_prepare();
     pthread_mutex_lock(&ds.lock);
     int r = start_locked(path, rate, context, err, sizeof err);
     pthread_mutex_unlock(&ds.lock);

@@ -5,14 +5,16 @@
  * real function at the call site of its inlined callee, ..., the innermost
  * inlined function at the instruction's own line), each with file, line,
  * column and function name. Without debug information: the ELF symbol and
- * the module's file name, line 0; an address in no known module: its hex
- * value in a "[unknown]" file. A frame is never dropped.
+ * the module's file name, line 0; without a symbol either, the module and
+ * the address in its ELF file ("prog+0x1c14"); an address in no known
+ * module: its hex value in a "[unknown]" file. A frame is never dropped.
  *
  * Results are cached per code and strings interned for the session, so the
  * writer can be handed the same records every time it asks. All of it runs
  * under the session lock, with the thread's re-entrancy guard set (libdw's
  * own allocations are not sampled).
  */
+#include <dlfcn.h>
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
@@ -22,6 +24,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "codec/location.h"
 #include "profiler/profiler_int.h"
 
 typedef struct entry {
@@ -167,6 +170,29 @@ static const char *base_name(const char *p)
     return s ? s + 1 : p;
 }
 
+/* Names and file names longer than this are clipped: two locations of
+ * this size still fit in the format's 4096 bytes for one code (spec 5.5:
+ * past that the writer would replace them all by the unknown location). */
+#define MAX_NAME 1000
+
+/* s, or its clipped copy in buf (MAX_NAME + 1 bytes): a name keeps its
+ * head, a file name its tail (the base name matters). */
+static const char *clip(const char *s, char *buf, int keep_tail)
+{
+    size_t len = strlen(s);
+    if (len <= MAX_NAME)
+        return s;
+    if (keep_tail) {
+        memcpy(buf, "...", 3);
+        memcpy(buf + 3, s + len - (MAX_NAME - 3), MAX_NAME - 3);
+    } else {
+        memcpy(buf, s, MAX_NAME - 3);
+        memcpy(buf + MAX_NAME - 3, "...", 3);
+    }
+    buf[MAX_NAME] = 0;
+    return buf;
+}
+
 #define MAX_INLINE 64
 
 /* Locations of pc into out[0..], outermost first; returns how many (0 if
@@ -234,33 +260,71 @@ static size_t from_dwarf(Dwfl_Module *mod, Dwarf_Addr pc, mt_location *out)
             col = (int)v;
     }
     free(scopes);
+    char cbuf[MAX_NAME + 1];
     for (size_t i = 0; i < n; i++) {
         out[i] = tmp[n - 1 - i];
-        out[i].function = intern(out[i].function);
-        out[i].filename = intern(out[i].filename);
+        out[i].function = intern(clip(out[i].function, cbuf, 0));
+        out[i].filename = intern(clip(out[i].filename, cbuf, 1));
         if (!out[i].function || !out[i].filename)
             return 0;
     }
+    /* Too long for one location event (a deep chain of inlined templates):
+     * the frames in the middle of the chain go; the real function and the
+     * innermost line stay. */
+    while (n > 2 && mt_locw_max_size(out, n) > MT_LOC_MAX_LENGTH) {
+        memmove(out + 1, out + 2, (n - 2) * sizeof *out);
+        n--;
+    }
     return n;
+}
+
+/* libstdc++'s demangler when the program has it (a C++ program), looked up
+ * by mt_symbolize_prepare outside the session lock: dlsym takes the
+ * loader's lock, which dlopen holds around mallocs. */
+typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
+static demangle_fn demangler;
+
+void mt_symbolize_prepare(void)
+{
+    demangler = (demangle_fn)(uintptr_t)dlsym(RTLD_DEFAULT, "__cxa_demangle");
 }
 
 static size_t from_symbols(Dwfl_Module *mod, Dwarf_Addr pc, uint64_t code,
                            mt_location *out)
 {
-    char buf[64];
+    char buf[300];
     const char *fn = NULL, *file = "[unknown]";
+    Dwarf_Addr bias = 0;
     if (mod) {
         fn = dwfl_module_addrname(mod, pc);
         const char *mname = dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL,
                                              NULL, NULL);
         if (mname)
             file = base_name(mname);
+        if (!fn && dwfl_module_getelf(mod, &bias)) {
+            /* no symbol either (a stripped program's own functions): the
+             * module and the address in its ELF file, the same in every
+             * run whatever the load address, for addr2line -e */
+            snprintf(buf, sizeof buf, "%s+0x%llx", file,
+                     (unsigned long long)(code - bias));
+            fn = buf;
+        }
     }
     if (!fn) {
         snprintf(buf, sizeof buf, "0x%llx", (unsigned long long)code);
         fn = buf;
     }
-    out[0].function = intern(fn);
+    /* a C++ symbol: as the program's source spells it */
+    char *readable = NULL;
+    int st = -1;
+    if (fn[0] == '_' && fn[1] == 'Z' && demangler) {
+        readable = demangler(fn, NULL, NULL, &st);
+        if (readable && st == 0)
+            fn = readable;
+    }
+    char cbuf[MAX_NAME + 1];
+    out[0].function = intern(clip(fn, cbuf, 0));
+    free(readable);
     out[0].filename = intern(file);
     out[0].line = out[0].start_char = out[0].end_char = 0;
     return out[0].function && out[0].filename ? 1 : 0;

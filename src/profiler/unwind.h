@@ -20,12 +20,14 @@ extern int mt_unwind_libgcc MT_HIDDEN;          /* MEMTRACE_UNWIND=libgcc */
 
 /* libgcc's _Unwind_Backtrace into codes, innermost first. */
 MT_HIDDEN size_t mt_unwind_gcc(uint64_t *codes, size_t max);
-/* Drop the profiler's own innermost frames and the addresses that are not
- * location codes; returns how many remain (moved to the front). */
+/* Drop the profiler's own innermost frames, then those of C++'s operator
+ * new, and the addresses that are not location codes; returns how many
+ * remain (moved to the front). */
 MT_HIDDEN size_t mt_unwind_keep(uint64_t *codes, size_t n);
 
 /* Return addresses of the calling thread, innermost first, with the
- * profiler's own frames dropped. Returns how many were stored. */
+ * profiler's own frames and operator new's dropped. Returns how many were
+ * stored. */
 static inline __attribute__((always_inline)) size_t mt_unwind(uint64_t *codes,
                                                              size_t max)
 {

@@ -6,6 +6,7 @@
  * binary (file, line, inlined chain) and on a library without debug
  * information (ELF symbol and module name).
  */
+#include <dlfcn.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -13,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "codec/location.h"
 #include "profiler/profiler_int.h"
 
 static int fails;
@@ -140,6 +142,7 @@ static void test_ptrtable(void)
 /* ---- symbolizer ---------------------------------------------------------- */
 
 uintptr_t nodebug_return_address(void);
+uintptr_t nosym_return_address(void);
 
 __attribute__((noinline)) static uintptr_t ret_addr(void)
 {
@@ -163,6 +166,31 @@ __attribute__((noinline)) static uintptr_t direct_caller(void)
 __attribute__((noinline)) static uintptr_t outer_caller(void)
 {
     uintptr_t r = inlined_here(); /* LINE_OUTER */
+    __asm__ volatile("" ::: "memory");
+    return r;
+}
+
+/* Functions with names of 1024 characters (P2 pastes its argument to
+ * itself: 2^6 times a 16-character piece), four of them inlined one in
+ * the next: too long for one location event of the format (4096 bytes). */
+#define PASTE(a, b) a##b
+#define P2(x) PASTE(x, x)
+#define LONG_NAME(x) P2(P2(P2(P2(P2(P2(x))))))
+#define INLINE_LONG(name, callee)                                         \
+    static inline __attribute__((always_inline)) uintptr_t name(void)      \
+    {                                                                      \
+        uintptr_t r = callee();                                            \
+        __asm__ volatile("" ::: "memory");                                 \
+        return r;                                                          \
+    }
+INLINE_LONG(LONG_NAME(long_name_inner_), ret_addr)
+INLINE_LONG(LONG_NAME(long_name_midle_), LONG_NAME(long_name_inner_))
+INLINE_LONG(LONG_NAME(long_name_next__), LONG_NAME(long_name_midle_))
+INLINE_LONG(LONG_NAME(long_name_outer_), LONG_NAME(long_name_next__))
+
+__attribute__((noinline)) static uintptr_t long_names_caller(void)
+{
+    uintptr_t r = LONG_NAME(long_name_outer_)();
     __asm__ volatile("" ::: "memory");
     return r;
 }
@@ -227,10 +255,40 @@ static void test_symbolize(void)
               strcmp(l[0].filename, "libprofiler_nodebug.so") == 0 && l[0].line == 0,
           "no debug info: %zu locations, %s@%s:%d", n, l[0].function, l[0].filename, l[0].line);
 
+    /* names over 1000 bytes are clipped, and the middle of the inline
+     * chain dropped until the locations fit in one location event */
+    code = long_names_caller();
+    mt_symbolize(NULL, code, &l, &n);
+    size_t clipped = 0;
+    for (size_t i = 0; i < n; i++)
+        clipped += strlen(l[i].function) == 1000 &&
+                   strcmp(l[i].function + 997, "...") == 0 &&
+                   strncmp(l[i].function, "long_name_", 10) == 0;
+    CHECK(n >= 2 && n < 6 && clipped == n - 1 &&
+              strcmp(l[0].function, "long_names_caller") == 0 &&
+              strncmp(l[n - 1].function, "long_name_inner_", 16) == 0 &&
+              mt_locw_max_size(l, n) <= MT_LOC_MAX_LENGTH,
+          "long names: %zu locations, %zu clipped, first %.20s, last %.20s, %zu bytes", n,
+          clipped, l[0].function, l[n - 1].function, mt_locw_max_size(l, n));
+
+    /* no symbol: the module and the address in its file (the library's
+     * first segment is at address 0 in the file, so: minus its base) */
+    code = nosym_return_address();
+    Dl_info dl;
+    char want[128] = "?";
+    if (dladdr((void *)code, &dl) && dl.dli_fbase)
+        snprintf(want, sizeof want, "libprofiler_nodebug.so+0x%lx",
+                 (unsigned long)(code - (uintptr_t)dl.dli_fbase));
+    mt_symbolize(NULL, code, &l, &n);
+    CHECK(n == 1 && strcmp(l[0].function, want) == 0 &&
+              strcmp(l[0].filename, "libprofiler_nodebug.so") == 0 && l[0].line == 0,
+          "no symbol: %zu locations, %s@%s:%d (expected %s)", n, l[0].function,
+          l[0].filename, l[0].line, want);
+
     mt_symbolize(NULL, 0x10, &l, &n);     /* mapped nowhere */
     CHECK(n == 1 && strcmp(l[0].function, "0x10") == 0, "unmapped: %s@%s", l[0].function,
           l[0].filename);
-    printf("ok   symbolizer: DWARF lines, inlined chain, ELF symbol fallback, unmapped code\n");
+    printf("ok   symbolizer: DWARF lines, inlined chain, long names, ELF symbol fallback, module+address, unmapped code\n");
     mt_symbolize_reset();
 }
 
