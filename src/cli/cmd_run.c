@@ -330,6 +330,8 @@ int cmd_run(int argc, char **argv)
             setenv("MEMTRACE_FOLLOW_EXEC", "1", 1);
         else
             unsetenv("MEMTRACE_FOLLOW_EXEC");
+        snprintf(buf, sizeof buf, "%ld", (long)getpid());
+        setenv("MEMTRACE_ROOT_PID", buf, 1);   /* CMD writes FILE itself */
         execv(prog, cmd);
         int e = errno;
         fprintf(stderr, "memtrace run: cannot run %s: %s\n", prog, strerror(e));

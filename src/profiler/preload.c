@@ -23,6 +23,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "profiler/profiler_int.h"
@@ -324,4 +325,21 @@ EXPORT void *pvalloc(size_t n)
     if (r < n || n == 0)
         r = r < n ? SIZE_MAX : page;   /* overflow: let glibc fail */
     return aligned(page, r);
+}
+
+/* ---- pipe2 ------------------------------------------------------------- */
+
+/* Not the malloc family: libunwind's memory-validation pipe, made while the
+ * thread is inside the profiler, goes out of the program's way (fds.c);
+ * the program's own pipes are untouched. glibc's pipe2 is the bare system
+ * call (not a cancellation point), made here directly: glibc exports no
+ * other name for it. */
+EXPORT int pipe2(int fds[2], int flags)
+{
+    int r = (int)syscall(SYS_pipe2, fds, flags);
+    if (r == 0 && mt_self.busy) {
+        fds[0] = mt_fd_high(fds[0]);
+        fds[1] = mt_fd_high(fds[1]);
+    }
+    return r;
 }

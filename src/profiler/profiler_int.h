@@ -163,6 +163,12 @@ MT_HIDDEN void mt_symbolize_reset(void);
  * at a session's start, before the session lock is taken. */
 MT_HIDDEN void mt_symbolize_prepare(void);
 
+/* ---- fds.c --------------------------------------------------------------- */
+
+/* fd moved near the top of the descriptor limit, out of the program's way
+ * (the old number closed, FD_CLOEXEC kept); fd itself if it cannot be. */
+MT_HIDDEN int mt_fd_high(int fd);
+
 /* ---- session.c ----------------------------------------------------------- */
 
 /* Nonzero while a session accepts events (read without the lock). */

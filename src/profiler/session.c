@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/single_threaded.h>
 #include <sys/time.h>
 #include <time.h>
@@ -43,7 +44,11 @@ uint32_t mt_epoch;
 double mt_coef;
 
 static mt_writer *writer;
-static int trace_fd = -1;
+static int trace_fd = -1;              /* high: out of the program's way (fds.c) */
+static dev_t trace_dev;                /* ... and what it must still be         */
+static ino_t trace_ino;
+static off_t trace_good;               /* end of the last whole packet written  */
+static int trace_lost;                 /* the program closed or replaced it     */
 static char trace_path[PATH_MAX];
 static char child_pattern[PATH_MAX];   /* follow-fork: path with %p       */
 static char context_buf[1024];
@@ -145,11 +150,68 @@ static int64_t clock_us(uint64_t *tsc_out)
 
 /* Under the lock: a writer call failed. Stop tracing for good (a pid change
  * in a forked child is silent, as in the reference). */
+/* Is trace_fd still the trace file? A program may close descriptors it did
+ * not open, or dup2 a file of its own onto the number: then trace_fd is
+ * never written, truncated or closed again. */
+static int trace_fd_ours(void)
+{
+    struct stat st;
+    if (trace_fd >= 0 && !trace_lost && fstat(trace_fd, &st) == 0 &&
+        st.st_dev == trace_dev && st.st_ino == trace_ino)
+        return 1;
+    trace_lost = 1;
+    return 0;
+}
+
+/* The writer's sink: whole packets to the trace file, checked to be that
+ * first; a failed write is cut back to the last whole packet, so the file
+ * stays readable. */
+static int trace_sink(void *ctx, const void *buf, size_t len)
+{
+    (void)ctx;
+    if (!trace_fd_ours())
+        return EBADF;
+    const char *p = buf;
+    size_t left = len;
+    while (left) {
+        ssize_t n = write(trace_fd, p, left);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            int e = n < 0 ? errno : EIO;
+            (void)!ftruncate(trace_fd, trace_good);
+            return e;
+        }
+        p += n;
+        left -= (size_t)n;
+    }
+    trace_good += (off_t)len;
+    return 0;
+}
+
+static void trace_close(void)
+{
+    if (trace_fd >= 0 && trace_fd_ours())
+        close(trace_fd);
+    trace_fd = -1;
+}
+
+/* The message for a trace that cannot be written any more (st: the
+ * writer's status). */
+static void say_lost(int st)
+{
+    if (trace_lost)
+        say("memtrace: the program closed or replaced the trace's file descriptor %d "
+            "(%s); tracing stopped", trace_fd, trace_path);
+    else
+        say("memtrace: cannot write the trace %s: %s; tracing stopped", trace_path,
+            writer ? mt_writer_error(writer) : mt_status_name(st));
+}
+
 static void writer_failed(int st)
 {
     if (st != MT_ERR_PID_CHANGED && !failed)
-        say("memtrace: cannot write the trace %s: %s; tracing stopped",
-            trace_path, writer ? mt_writer_error(writer) : mt_status_name(st));
+        say_lost(st);
     failed = 1;
     __atomic_store_n(&mt_active, 0, __ATOMIC_RELEASE);
 }
@@ -783,6 +845,14 @@ static int start_locked(const char *path, double rate, const char *context,
         set_err(errbuf, errbuf_size, "cannot open memtrace file %s: %s", path, strerror(errno));
         return -1;
     }
+    /* (before the lock: closing the old number would drop it) */
+    fd = mt_fd_high(fd);
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        set_err(errbuf, errbuf_size, "cannot open memtrace file %s: %s", path, strerror(errno));
+        close(fd);
+        return -1;
+    }
     if (lockf(fd, F_TLOCK, 0) != 0) {
         set_err(errbuf, errbuf_size, "cannot lock memtrace file %s: is another process using it?", path);
         close(fd);
@@ -812,14 +882,17 @@ static int start_locked(const char *path, double rate, const char *context,
     info.context = have_context ? context_buf : NULL;
     char msg[256];
     mt_writer *w = NULL;
-    int st = mt_writer_open_fd(&w, fd, &info, NULL, msg, sizeof msg);
-    if (st != MT_OK) {
+    trace_fd = fd;
+    trace_dev = st.st_dev;
+    trace_ino = st.st_ino;
+    trace_good = 0;
+    trace_lost = 0;
+    if (mt_writer_open_sink(&w, trace_sink, NULL, &info, NULL, msg, sizeof msg) != MT_OK) {
         set_err(errbuf, errbuf_size, "cannot write memtrace file %s: %s", path, msg);
-        close(fd);
+        trace_close();
         return -1;
     }
     writer = w;
-    trace_fd = fd;
     snprintf(trace_path, sizeof trace_path, "%s", path);
     session_rate = rate;
     mt_coef = mt_sampler_coef(rate);
@@ -847,11 +920,10 @@ static int stop_locked(void)
     __atomic_store_n(&mt_active, 0, __ATOMIC_RELEASE);
     int st = mt_writer_finish(writer);
     if (st != MT_OK && st != MT_ERR_PID_CHANGED && !failed)
-        say("memtrace: cannot write the trace %s: %s", trace_path, mt_writer_error(writer));
+        say_lost(st);
     mt_writer_close(writer);
     writer = NULL;
-    close(trace_fd);
-    trace_fd = -1;
+    trace_close();
     return st == MT_OK ? 0 : -1;
 }
 
@@ -1002,8 +1074,7 @@ static void fork_child(void)
     if (writer) {
         mt_writer_close(writer);        /* MT_ERR_PID_CHANGED, nothing written */
         writer = NULL;
-        close(trace_fd);
-        trace_fd = -1;
+        trace_close();
     }
     if (was_active && follow_fork) {
         char path[PATH_MAX], err[PATH_MAX + 128];
@@ -1045,6 +1116,19 @@ static int env_flag(const char *name)
     return v && *v && strcmp(v, "0") != 0;
 }
 
+/* Give every NAME=... entry of the environment the value `value`, no longer
+ * than the old one, in place. Not setenv: bash and make pass their children
+ * the copy of the environment they made from the block main() received,
+ * which sees a change only if the strings themselves change (setenv puts a
+ * new string in a new array). */
+static void env_shorten(const char *name, const char *value)
+{
+    size_t k = strlen(name), n = strlen(value);
+    for (char **e = environ; e && *e; e++)
+        if (strncmp(*e, name, k) == 0 && (*e)[k] == '=' && strlen(*e + k + 1) >= n)
+            memmove(*e + k + 1, value, n + 1);
+}
+
 /* Remove this library from LD_PRELOAD (entries separated by ':' or ' '). */
 static void unpreload(void)
 {
@@ -1072,10 +1156,7 @@ static void unpreload(void)
             p++;
     }
     out[o] = 0;
-    if (o)
-        setenv("LD_PRELOAD", out, 1);
-    else
-        unsetenv("LD_PRELOAD");
+    env_shorten("LD_PRELOAD", out);     /* (never longer) */
 }
 
 __attribute__((constructor)) static void mt_profiler_init(void)
@@ -1106,12 +1187,18 @@ __attribute__((constructor)) static void mt_profiler_init(void)
             k -= 4;
         snprintf(child_pattern, sizeof child_pattern, "%.*s.%%p.ctf", (int)k, pattern);
     }
-    expand(path, sizeof path, pattern, (long)getpid());
-    if (follow_exec) {
-        setenv("MEMTRACE", child_pattern, 1);
-    } else {
-        setenv("MEMTRACE", "", 1);
+    /* MEMTRACE_ROOT_PID (memtrace run sets it) names the process that
+     * writes MEMTRACE's file; any other is a program it exec'd, which
+     * writes its own file even when the environment it got is the root's
+     * unchanged (a shell's children). */
+    const char *rp = getenv("MEMTRACE_ROOT_PID");
+    int descendant = rp && *rp && strtol(rp, NULL, 10) != (long)getpid();
+    expand(path, sizeof path, descendant ? child_pattern : pattern, (long)getpid());
+    if (!follow_exec) {
+        env_shorten("MEMTRACE", "");    /* exec'd programs run untraced */
         unpreload();
+    } else if (!rp || !*rp) {
+        setenv("MEMTRACE", child_pattern, 1);
     }
     if (rs && *rs && parse_rate(rs, &rate) < 0) {
         say("memtrace: MEMTRACE_RATE=%s: the sampling rate must be a number between 0 and 1; "

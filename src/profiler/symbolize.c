@@ -48,8 +48,26 @@ static int no_separate_debuginfo(Dwfl_Module *mod, void **userdata,
 }
 
 static Dwfl *dwfl;
+/* libdwfl's own lookups, with the files they open and libdw keeps open
+ * moved out of the program's way (fds.c). */
+static int find_elf(Dwfl_Module *mod, void **userdata, const char *name,
+                    Dwarf_Addr base, char **file_name, Elf **elfp)
+{
+    return mt_fd_high(dwfl_linux_proc_find_elf(mod, userdata, name, base, file_name, elfp));
+}
+
+static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
+                          Dwarf_Addr base, const char *file_name,
+                          const char *debuglink_file, GElf_Word debuglink_crc,
+                          char **debuginfo_file_name)
+{
+    return mt_fd_high(dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
+                                                   debuglink_file, debuglink_crc,
+                                                   debuginfo_file_name));
+}
+
 static Dwfl_Callbacks callbacks = {
-    .find_elf = dwfl_linux_proc_find_elf,
+    .find_elf = find_elf,
     .find_debuginfo = no_separate_debuginfo,
 };
 static unsigned long long reported_adds;   /* dlpi_adds at the last report */
@@ -119,7 +137,7 @@ static void report(void)
     if (!dwfl) {
         const char *e = getenv("MEMTRACE_DEBUGINFO");
         if (e && *e && strcmp(e, "0") != 0)
-            callbacks.find_debuginfo = dwfl_standard_find_debuginfo;
+            callbacks.find_debuginfo = find_debuginfo;
         dwfl = dwfl_begin(&callbacks);
         if (!dwfl)
             return;

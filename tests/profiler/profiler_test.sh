@@ -174,6 +174,13 @@ env)
     /bin/sh -c 'echo "[$MEMTRACE][$LD_PRELOAD]"' > c.out 2> c.err
   grep -qx "\[\]\[/lib/x86_64-linux-gnu/libm.so.6\]" c.out && ok "environment cleaned for children: $(cat c.out)" ||
     { fail "children's environment: $(cat c.out)"; cat c.err; }
+  # ... and for bash's, which get the environment bash copied from the
+  # block main() received (the cleaning is done in place)
+  LD_PRELOAD="$PRELOAD /lib/x86_64-linux-gnu/libm.so.6" MEMTRACE=cb.ctf \
+    bash -c 'echo "[$MEMTRACE][$LD_PRELOAD]"; /bin/sh -c '\''echo "[$MEMTRACE][$LD_PRELOAD]"'\' > cb.out 2> cb.err
+  [ "$(grep -cx "\[\]\[/lib/x86_64-linux-gnu/libm.so.6\]" cb.out)" = 2 ] && [ ! -s cb.err ] &&
+    ok "environment cleaned for bash and its children" ||
+    { fail "bash's environment: $(cat cb.out)"; cat cb.err; }
   ;;
 
 run_cli)
@@ -207,6 +214,20 @@ run_cli)
   else
     fail "no static test program (libc.a missing: apt-get install libc6-dev)"
   fi
+  # A shell's children (bash passes them its own copy of the environment):
+  # untraced by default, each into its own file with --follow-exec, and
+  # never a message.
+  sh_cmd='seq 1 3000 | sort -n | tail -1; true'
+  "$CLI" run -o nf.ctf -- bash -c "$sh_cmd" > nf.out 2> nf.err
+  [ "$(cat nf.out)" = 3000 ] && [ "$(ls nf*.ctf | wc -l)" = 1 ] &&
+    [ "$(grep -v "^memtrace run: trace written to $T/nf.ctf$" nf.err | wc -l)" = 0 ] &&
+    ok "bash's children untraced, no message" || { fail "bash's children without --follow-exec"; ls nf*; cat nf.err; }
+  "$CLI" run --follow-exec -o fe.ctf -- bash -c "$sh_cmd" > fe.out 2> fe.err
+  n=$(ls fe.*.ctf 2>/dev/null | wc -l)
+  [ "$(cat fe.out)" = 3000 ] && [ "$n" = 3 ] && ! grep -q "^memtrace:" fe.err &&
+    ok "--follow-exec: bash's children seq, sort, tail traced into $n files" ||
+    { fail "bash's children with --follow-exec: $n files"; ls fe*; cat fe.err; }
+  for f in fe.ctf fe.*.ctf; do valid "--follow-exec under bash" "$f"; done
   # MEMTRACE_PRELOAD override
   MEMTRACE_PRELOAD=/nonexistent/libx.so "$CLI" run -- /bin/true 2> p.err; rc=$?
   [ $rc = 1 ] && grep -q "cannot find libmemtrace_preload.so" p.err && ok "MEMTRACE_PRELOAD missing file" || fail "MEMTRACE_PRELOAD: $rc"
@@ -355,6 +376,28 @@ cxx)
     { fail "libstdc++ frames not demangled"; grep -m2 -oE " _Z[A-Za-z0-9_]+@[^ ]*" dump.txt; }
   grep -q "main@$SRC/cxx_map.cpp:" dump.txt && grep -q "make@$SRC/cxx_map.cpp:" dump.txt &&
     ok "cxx_map.cpp frames (main, make) with file:line" || fail "no cxx_map.cpp frames"
+  ;;
+
+fds)
+  # A program that dup2s its file onto fds 3-9 (a shell's `exec 3>f`): the
+  # profiler's descriptors are elsewhere, so its files hold what it wrote
+  # and the trace is whole.
+  RUNOPTS=(--every 256)
+  same_run fds "$BIN/profiler_fds"
+  grep -q "a.txt: as written" fds.out && ! grep -v "^memtrace run: trace written" fds.err | grep -q . &&
+    ok "fds 3-9 taken by the program: its file as written, nothing on stderr" ||
+    { fail "fds 3-9 taken by the program"; cat fds.out fds.err; }
+  has_samples fds.ctf
+  # Then every descriptor from 3 up closed (closefrom), the trace's too, and
+  # a file of the program's dup2'ed onto every number: one line, nothing
+  # written into that file, the trace valid up to there.
+  same_run fdsclose "$BIN/profiler_fds" closeall
+  grep -q "b.txt: as written" fdsclose.out && grep -q "a.txt: as written" fdsclose.out &&
+    grep -q "c.txt: as written (0 bytes)" fdsclose.out &&
+    grep -q "^memtrace: the program closed or replaced the trace's file descriptor [0-9]* ($T/fdsclose.ctf); tracing stopped$" fdsclose.err &&
+    [ "$(grep -c "^memtrace:" fdsclose.err)" = 1 ] &&
+    ok "all fds closed by the program: its files as written, one line" ||
+    { fail "all fds closed by the program"; cat fdsclose.out fdsclose.err; }
   ;;
 
 real_programs)
