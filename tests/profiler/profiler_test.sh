@@ -306,6 +306,15 @@ threads)
   grep -q "allocs: *[1-9]" busy.check && ok "busy single-threaded program: trace on disk up to date while it runs ($(grep allocs: busy.check | tr -s ' '))" ||
     { fail "busy single-threaded program: trace not flushed after 1.8 s"; cat busy.check; }
   valid "busy program after exit" busy.ctf
+  # 2000 short threads that each sample: what a thread kept of the region
+  # for itself goes back when it ends (it grew to 110 MB with it stranded)
+  RUNOPTS=(--every 512)
+  same_run churn "$BIN/profiler_churn"
+  p=$(awk '/VmHWM/ { print $2 }' churn.plain.err)
+  q=$(grep VmHWM churn.err | awk '{ print $2 }')
+  [ -n "$p" ] && [ -n "$q" ] && [ "$q" -lt $((p + 32768)) ] &&
+    ok "2000 short threads: peak RSS $q KiB (plain $p KiB)" ||
+    { fail "2000 short threads: peak RSS ${q:-?} KiB, plain ${p:-?} KiB"; cat churn.err; }
   ;;
 
 signal_dlopen)
