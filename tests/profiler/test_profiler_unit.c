@@ -7,12 +7,15 @@
  * information (ELF symbol and module name).
  */
 #include <dlfcn.h>
+#include <elfutils/libdwfl.h>
+#include <link.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "codec/location.h"
 #include "profiler/profiler_int.h"
@@ -218,6 +221,78 @@ static const char *base(const char *p)
     return s ? s + 1 : p;
 }
 
+/* The symbolizer's ELF symbol lookup (its own sorted table) against
+ * libdwfl's dwfl_module_addrname, at 4000 addresses spread over libc's
+ * code (no DWARF there: every location is an ELF symbol or module+addr). */
+typedef struct span {
+    uintptr_t lo, hi;
+} span;
+
+static int libc_text(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    if (!strstr(info->dlpi_name, "/libc.so"))
+        return 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
+            ((span *)data)->lo = info->dlpi_addr + ph->p_vaddr;
+            ((span *)data)->hi = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int no_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
+                        Dwarf_Addr base, const char *file_name, const char *debuglink_file,
+                        GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+    (void)mod, (void)userdata, (void)modname, (void)base, (void)file_name;
+    (void)debuglink_file, (void)debuglink_crc, (void)debuginfo_file_name;
+    return -1;
+}
+
+static void test_symbols_like_dwfl(void)
+{
+    span text = {0, 0};
+    dl_iterate_phdr(libc_text, &text);
+    /* (no separate debug files, as the profiler by default) */
+    static const Dwfl_Callbacks cb = {.find_elf = dwfl_linux_proc_find_elf,
+                                      .find_debuginfo = no_debuginfo};
+    Dwfl *d = dwfl_begin(&cb);
+    CHECK(text.hi > text.lo && d, "libc's code or a Dwfl");
+    if (!(text.hi > text.lo && d))
+        return;
+    dwfl_report_begin(d);
+    dwfl_linux_proc_report(d, getpid());
+    dwfl_report_end(d, NULL, NULL);
+    int same = 0, named = 0, bad = 0;
+    for (int i = 0; i < 4000; i++) {
+        uintptr_t pc = text.lo + (text.hi - text.lo) / 4000 * (uintptr_t)i + (uintptr_t)(i % 7);
+        Dwfl_Module *m = dwfl_addrmodule(d, pc);
+        const char *want = m ? dwfl_module_addrname(m, pc) : NULL;
+        const mt_location *l;
+        size_t n;
+        mt_symbolize(NULL, pc + 1, &l, &n);    /* a code is a return address */
+        const char *got = n == 1 ? l[0].function : "?";
+        if (want) {
+            named++;
+            same += strcmp(got, want) == 0;
+            if (strcmp(got, want) != 0 && bad++ < 5)
+                printf("     at %#lx: %s, libdwfl %s\n", (unsigned long)pc, got, want);
+        } else {
+            same += strstr(got, "libc.so") == got && strstr(got, "+0x") != NULL;
+        }
+    }
+    dwfl_end(d);
+    CHECK(same == 4000 && named > 500, "ELF symbols: %d of 4000 as libdwfl names them (%d named)",
+          same, named);
+    if (same == 4000 && named > 500)
+        printf("ok   ELF symbols: 4000 addresses in libc named as libdwfl names them (%d by a "
+               "symbol)\n", named);
+}
+
 static void test_symbolize(void)
 {
     const mt_location *l;
@@ -289,6 +364,7 @@ static void test_symbolize(void)
     CHECK(n == 1 && strcmp(l[0].function, "0x10") == 0, "unmapped: %s@%s", l[0].function,
           l[0].filename);
     printf("ok   symbolizer: DWARF lines, inlined chain, long names, ELF symbol fallback, module+address, unmapped code\n");
+    test_symbols_like_dwfl();
     mt_symbolize_reset();
 }
 
