@@ -72,6 +72,26 @@ static int flusher_started;
 static pthread_t flusher;
 static pthread_cond_t flusher_cond = PTHREAD_COND_INITIALIZER;
 
+/* The session lock, on a thread of the program's, with cancellation
+ * disabled while it is held: a thread cancelled at a cancellation point
+ * inside a drain (the trace's write, libdw's reads) ended holding it, and
+ * every other thread waited for it for ever (a program that cancels its
+ * allocating threads hung). The flusher thread takes ds.lock itself. */
+static void session_lock(void)
+{
+    int old;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
+    pthread_mutex_lock(&ds.lock);
+    mt_self.cancel_state = old;
+}
+
+static void session_unlock(void)
+{
+    int old = mt_self.cancel_state;
+    pthread_mutex_unlock(&ds.lock);
+    pthread_setcancelstate(old, &old);
+}
+
 static void say(const char *fmt, ...)
 {
     char buf[PATH_MAX + 256];
@@ -539,9 +559,9 @@ static void tb_release(void *arg)
     tbuf *b = arg;
     mt_thread *t = &mt_self;
     mt_enter(t);
-    pthread_mutex_lock(&ds.lock);
+    session_lock();
     b->owned = 0;
-    pthread_mutex_unlock(&ds.lock);
+    session_unlock();
     t->tbuf = NULL;
     mt_leave(t);
 }
@@ -554,7 +574,7 @@ static tbuf *my_tbuf(mt_thread *t)
         return t->tbuf;
     if (!tb_key_ok)
         return NULL;
-    pthread_mutex_lock(&ds.lock);
+    session_lock();
     tbuf *b = tbufs;
     while (b && b->owned)
         b = b->next;
@@ -599,11 +619,11 @@ static tbuf *my_tbuf(mt_thread *t)
         if (b->n && t->last_stamp < b->s->ev[b->n - 1].seq)
             t->last_stamp = b->s->ev[b->n - 1].seq;
     }
-    pthread_mutex_unlock(&ds.lock);
+    session_unlock();
     if (b && pthread_setspecific(tb_key, b) != 0) {
-        pthread_mutex_lock(&ds.lock);
+        session_lock();
         b->owned = 0;
-        pthread_mutex_unlock(&ds.lock);
+        session_unlock();
         b = NULL;
     }
     t->tbuf = b;
@@ -622,9 +642,9 @@ static int tb_append(mt_thread *t, uintptr_t ptr, int64_t now, uint64_t tsc, int
     tb_lock(&b->m);
     while (b->n == TB_EVENTS || b->ncodes + n > TB_CODES) {
         tb_unlock(&b->m);
-        pthread_mutex_lock(&ds.lock);
+        session_lock();
         drain_all();
-        pthread_mutex_unlock(&ds.lock);
+        session_unlock();
         tb_lock(&b->m);
     }
     tb_event *e = &b->s->ev[b->n];
@@ -650,9 +670,9 @@ static int tb_append(mt_thread *t, uintptr_t ptr, int64_t now, uint64_t tsc, int
      * at least once a second from here. */
     if (!__atomic_load_n(&flusher_started, __ATOMIC_RELAXED) &&
         now - __atomic_load_n(&ds.last_flush, __ATOMIC_RELAXED) >= 1000000) {
-        pthread_mutex_lock(&ds.lock);
+        session_lock();
         drain_all();
-        pthread_mutex_unlock(&ds.lock);
+        session_unlock();
     }
     return 0;
 }
@@ -671,11 +691,11 @@ uint64_t mt_sample_record(void *ptr, size_t bytes, int64_t samples,
     }
     /* External allocations (their token is the id, wanted now) and
      * threads without a buffer: written at once, after what is buffered. */
-    pthread_mutex_lock(&ds.lock);
+    session_lock();
     drain_all();
     token = write_alloc((uintptr_t)ptr, now, words, samples, codes, n);
     maybe_flush(ds.last_time);
-    pthread_mutex_unlock(&ds.lock);
+    session_unlock();
     mt_leave(t);
     return token;
 }
@@ -687,13 +707,13 @@ static void collect_event(mt_thread *t, void *ptr)
     uint64_t tsc;
     int64_t now = clock_us(&tsc);
     if (tb_append(t, (uintptr_t)ptr, now, tsc, -1, 0, NULL, 0) != 0) {
-        pthread_mutex_lock(&ds.lock);
+        session_lock();
         drain_all();
         int64_t id;
         if (mt_ptrtable_remove((uintptr_t)ptr, &id))
             collect_id(id, now);
         maybe_flush(ds.last_time);
-        pthread_mutex_unlock(&ds.lock);
+        session_unlock();
     }
 }
 
@@ -730,6 +750,7 @@ static void *flusher_main(void *arg)
 {
     (void)arg;
     mt_enter(&mt_self);         /* for good: its allocations are the profiler's */
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
     pthread_mutex_lock(&ds.lock);
     for (;;) {
         struct timespec ts;
@@ -790,10 +811,10 @@ EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
     if (r == 0 && !flusher_started && __atomic_load_n(&mt_active, __ATOMIC_ACQUIRE)) {
         mt_thread *t = &mt_self;
         mt_enter(t);
-        pthread_mutex_lock(&ds.lock);
+        session_lock();
         if (mt_active)
             start_flusher();
-        pthread_mutex_unlock(&ds.lock);
+        session_unlock();
         mt_leave(t);
     }
     return r;
@@ -933,9 +954,9 @@ EXPORT int mt_profiler_start(const char *path, double rate, const char *context,
     mt_thread *t = &mt_self;
     mt_enter(t);
     mt_symbolize_prepare();
-    pthread_mutex_lock(&ds.lock);
+    session_lock();
     int r = start_locked(path, rate, context, errbuf, errbuf_size);
-    pthread_mutex_unlock(&ds.lock);
+    session_unlock();
     mt_leave(t);
     if (r == 0)
         t->countdown = 0;       /* the caller's next allocation draws afresh */
@@ -946,9 +967,9 @@ EXPORT int mt_profiler_stop(void)
 {
     mt_thread *t = &mt_self;
     mt_enter(t);
-    pthread_mutex_lock(&ds.lock);
+    session_lock();
     int r = stop_locked();
-    pthread_mutex_unlock(&ds.lock);
+    session_unlock();
     mt_leave(t);
     return r;
 }
@@ -963,7 +984,7 @@ EXPORT int mt_profiler_flush(void)
     mt_thread *t = &mt_self;
     int r = -1;
     mt_enter(t);
-    pthread_mutex_lock(&ds.lock);
+    session_lock();
     if (mt_active && writer)
         drain_all();
     if (mt_active && writer) {
@@ -974,7 +995,7 @@ EXPORT int mt_profiler_flush(void)
         else
             writer_failed(st);
     }
-    pthread_mutex_unlock(&ds.lock);
+    session_unlock();
     mt_leave(t);
     return r;
 }
@@ -1001,12 +1022,12 @@ EXPORT void mt_profiler_ext_free(uint64_t token)
     mt_enter(t);
     uint64_t tsc;
     int64_t now = clock_us(&tsc);
-    pthread_mutex_lock(&ds.lock);
+    session_lock();
     drain_all();
     collect_id((int64_t)(token - 1), now);
     if (mt_active && writer)
         maybe_flush(ds.last_time);
-    pthread_mutex_unlock(&ds.lock);
+    session_unlock();
     mt_leave(t);
 }
 
@@ -1015,7 +1036,7 @@ EXPORT void mt_profiler_ext_free(uint64_t token)
 static void fork_prepare(void)
 {
     mt_enter(&mt_self);
-    pthread_mutex_lock(&ds.lock);
+    session_lock();
     drain_all();
     if (mt_active && writer) {          /* the parent's trace is up to date */
         int st = mt_writer_flush(writer);
@@ -1029,7 +1050,7 @@ static void fork_prepare(void)
 static void fork_parent(void)
 {
     mt_region_unlock(0);
-    pthread_mutex_unlock(&ds.lock);
+    session_unlock();
     mt_leave(&mt_self);
 }
 
@@ -1059,6 +1080,7 @@ static void fork_child(void)
 {
     mt_region_unlock(1);
     pthread_mutex_init(&ds.lock, NULL);
+    pthread_setcancelstate(mt_self.cancel_state, NULL);   /* (session_lock's) */
     /* The buffers were drained before the fork; the other threads' are
      * free for new threads. */
     for (tbuf *b = tbufs; b; b = b->next) {
@@ -1208,9 +1230,9 @@ __attribute__((constructor)) static void mt_profiler_init(void)
     }
     char err[PATH_MAX + 128];
     mt_symbolize_prepare();
-    pthread_mutex_lock(&ds.lock);
+    session_lock();
     int r = start_locked(path, rate, context, err, sizeof err);
-    pthread_mutex_unlock(&ds.lock);
+    session_unlock();
     if (r < 0)
         say("memtrace: %s; running untraced", err);
     mt_leave(&mt_self);
@@ -1219,9 +1241,9 @@ __attribute__((constructor)) static void mt_profiler_init(void)
 __attribute__((destructor)) static void mt_profiler_fini(void)
 {
     mt_enter(&mt_self);
-    pthread_mutex_lock(&ds.lock);
+    session_lock();
     if (writer)
         stop_locked();
-    pthread_mutex_unlock(&ds.lock);
+    session_unlock();
     mt_leave(&mt_self);
 }

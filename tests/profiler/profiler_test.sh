@@ -306,6 +306,12 @@ threads)
   grep -q "allocs: *[1-9]" busy.check && ok "busy single-threaded program: trace on disk up to date while it runs ($(grep allocs: busy.check | tr -s ' '))" ||
     { fail "busy single-threaded program: trace not flushed after 1.8 s"; cat busy.check; }
   valid "busy program after exit" busy.ctf
+  # Threads cancelled while they allocate (a cancellation point inside a
+  # drain left the session lock held: the program hung)
+  RUNOPTS=(--every 256)
+  same_run cancel "$BIN/profiler_cancel"
+  grep -q "^300 threads cancelled$" cancel.out && ok "300 threads cancelled while allocating" ||
+    { fail "cancelled threads: $(cat cancel.out)"; cat cancel.err; }
   # 2000 short threads that each sample: what a thread kept of the region
   # for itself goes back when it ends (it grew to 110 MB with it stranded)
   RUNOPTS=(--every 512)
