@@ -168,8 +168,6 @@ static int64_t clock_us(uint64_t *tsc_out)
     return us;
 }
 
-/* Under the lock: a writer call failed. Stop tracing for good (a pid change
- * in a forked child is silent, as in the reference). */
 /* Is trace_fd still the trace file? A program may close descriptors it did
  * not open, or dup2 a file of its own onto the number: then trace_fd is
  * never written, truncated or closed again. */
@@ -228,6 +226,8 @@ static void say_lost(int st)
             writer ? mt_writer_error(writer) : mt_status_name(st));
 }
 
+/* Under the lock: a writer call failed. Stop tracing for good (a pid change
+ * in a forked child is silent, as in the reference). */
 static void writer_failed(int st)
 {
     if (st != MT_ERR_PID_CHANGED && !failed)

@@ -306,6 +306,7 @@ typedef struct fsym {
     uint64_t lo, size;          /* in the process's address space */
     const char *name;           /* the ELF string table's (libdw keeps it) */
     int rank;                   /* binding: 0 global, 1 weak, 2 local */
+    int ndx;                    /* in the symbol table (last tie-break) */
 } fsym;
 
 typedef struct symtab {
@@ -324,7 +325,9 @@ static int fsym_cmp(const void *a, const void *b)
         return x->lo < y->lo ? -1 : 1;
     if (x->rank != y->rank)         /* aliases: the global name first */
         return x->rank - y->rank;
-    return x->size > y->size ? -1 : x->size < y->size;
+    if (x->size != y->size)
+        return x->size > y->size ? -1 : 1;
+    return x->ndx - y->ndx;
 }
 
 static symtab *symtab_of(Dwfl_Module *mod)
@@ -357,7 +360,7 @@ static symtab *symtab_of(Dwfl_Module *mod)
             (type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_NOTYPE))
             continue;
         t->v[t->n++] = (fsym){addr, sym.st_size, name,
-                              bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2};
+                              bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2, i};
     }
     qsort(t->v, t->n, sizeof *t->v, fsym_cmp);
     return t;
