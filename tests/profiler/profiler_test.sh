@@ -228,6 +228,13 @@ run_cli)
     ok "--follow-exec: bash's children seq, sort, tail traced into $n files" ||
     { fail "bash's children with --follow-exec: $n files"; ls fe*; cat fe.err; }
   for f in fe.ctf fe.*.ctf; do valid "--follow-exec under bash" "$f"; done
+  # A program exec'd in the root's place (a wrapper's `exec prog`) keeps its
+  # process id and writes FILE itself.
+  "$CLI" run --follow-exec -o ex.ctf -- /bin/sh -c "exec $BIN/profiler_cancel" > ex.out 2> ex.err
+  [ "$(ls ex*.ctf | wc -l)" = 1 ] && "$CLI" info ex.ctf | grep -q "of $BIN/profiler_cancel$" &&
+    ok "--follow-exec: the program a wrapper exec's writes FILE" ||
+    { fail "--follow-exec with exec in place"; ls ex*; "$CLI" info ex.ctf | head -3; }
+  valid "exec in place" ex.ctf
   # MEMTRACE_PRELOAD override
   MEMTRACE_PRELOAD=/nonexistent/libx.so "$CLI" run -- /bin/true 2> p.err; rc=$?
   [ $rc = 1 ] && grep -q "cannot find libmemtrace_preload.so" p.err && ok "MEMTRACE_PRELOAD missing file" || fail "MEMTRACE_PRELOAD: $rc"
