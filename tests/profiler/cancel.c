@@ -12,17 +12,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ring.h"
+
 static void *worker(void *arg)
 {
     void *ring[64] = {0};
     unsigned s = (unsigned)(uintptr_t)arg * 2654435761u + 1;
     for (;;) {
-        s = s * 1103515245u + 12345u;
-        unsigned k = (s >> 24) & 63;
-        free(ring[k]);
-        ring[k] = malloc(16 + (s >> 8) % 2000);
-        if (ring[k])
-            memset(ring[k], 0, 16);
+        s = ring_step(ring, s);
         if ((s & 1023) == 0)
             pthread_testcancel();
     }

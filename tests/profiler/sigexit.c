@@ -11,6 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ring.h"
+
 static void on_term(int sig)
 {
     (void)sig;
@@ -23,12 +25,7 @@ int main(void)
     void *ring[64] = {0};
     unsigned s = 1;
     for (long i = 0;; i++) {
-        s = s * 1103515245u + 12345u;
-        unsigned k = (s >> 24) & 63;
-        free(ring[k]);
-        ring[k] = malloc(16 + (s >> 8) % 2000);
-        if (ring[k])
-            memset(ring[k], 0, 16);
+        s = ring_step(ring, s);
         if (i == 1000) {
             puts("ready");
             fflush(stdout);
