@@ -26,20 +26,22 @@
 
 int mt_fd_high(int fd)
 {
-    static int floor;
-    if (!floor) {
+    /* The lowest number to move to: 64 numbers for the profiler's few below
+     * the top (-1: a limit too low to bother). Worked out once; two threads
+     * doing so at once get the same value. */
+    static int low;
+    if (!low) {
         struct rlimit rl;
         rlim_t top = 1024;
         if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < top)
             top = rl.rlim_cur;
-        /* 64 numbers for the profiler's few, below the top */
-        floor = top >= 256 ? (int)top - 64 : -1;
+        low = top >= 256 ? (int)top - 64 : -1;
     }
-    if (fd < 0 || floor < 0 || fd >= floor)
+    if (fd < 0 || low < 0 || fd >= low)
         return fd;
     int cloexec = fcntl(fd, F_GETFD);
     int nfd = fcntl(fd, cloexec >= 0 && (cloexec & FD_CLOEXEC) ? F_DUPFD_CLOEXEC : F_DUPFD,
-                    floor);
+                    low);
     if (nfd < 0)
         return fd;              /* all taken: stay where it is */
     close(fd);

@@ -34,9 +34,9 @@
  * blocks of each size up to 4 KiB for itself (no lock), which go back to
  * the lists when the thread ends (a thread-specific key's destructor:
  * without it a program that ran 8000 short threads at one sample per 512
- * bytes grew to 440 MB, ~55 KiB stranded per thread). Every caller is marked inside
- * the profiler (mt_thread.busy), and the code here marks the thread
- * in_region: a signal handler that interrupts it gets its allocations from
+ * bytes grew to 440 MB, ~55 KiB stranded per thread). Every caller is
+ * marked inside the profiler (mt_thread.busy), and the code here marks the
+ * thread in_region: a signal handler that interrupts it gets its allocations from
  * glibc (preload.c) and its frees do not wait for the mutex, so it never
  * finds a list half updated nor waits for a lock its own thread holds.
  * Fork: the session's atfork handlers take and release the mutex
