@@ -118,22 +118,13 @@ MT_HIDDEN void mt_region_free_own(void *p);
 /* The order stamp of the last event of the block at p (session.c):
  * a word per block that stays with the block, live or free. */
 MT_HIDDEN uint64_t *mt_region_stamp(const void *p);
+/* The object tag of the block at p (session.c): which sampled object of
+ * which session the block holds, 0 if none; also a word per block that
+ * stays with it. Read and written under the session lock only. */
+MT_HIDDEN uint64_t *mt_region_tag(const void *p);
 /* Around fork: held by the prepare handler, released or re-created. */
 MT_HIDDEN void mt_region_lock(void);
 MT_HIDDEN void mt_region_unlock(int child);
-
-/* ---- ptrtable.c: ids of the sampled live blocks -------------------------- */
-
-/* Lookups are lock-free (any thread, any time); insert and remove must be
- * called under the session lock. */
-MT_HIDDEN int mt_ptrtable_contains(uintptr_t addr);
-MT_HIDDEN int mt_ptrtable_insert(uintptr_t addr, int64_t id);
-/* Remove addr; its id in *id. Returns 0 if addr was not in the table. */
-MT_HIDDEN int mt_ptrtable_remove(uintptr_t addr, int64_t *id);
-/* Forget everything (under the session lock, with no lookup running: in a
- * child after fork, at a session's start). */
-MT_HIDDEN void mt_ptrtable_clear(void);
-MT_HIDDEN size_t mt_ptrtable_count(void);
 
 /* glibc's entry points, where preload.c sends unsampled blocks. */
 void *__libc_malloc(size_t);

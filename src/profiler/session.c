@@ -324,6 +324,46 @@ void mt_sample_drop(void)
     mt_leave(&mt_self);
 }
 
+/* ---- object tags -------------------------------------------------------- */
+
+/* Which object a sampled block holds is in its tag (mt_region_tag), read
+ * and written under the lock: the object's id + 1 in the low TAG_ID_BITS
+ * bits, the session's generation above them. A new session or a child
+ * after fork moves to the next generation (forget_objects), so the blocks
+ * sampled before it, whose frees must not become collects of this trace's
+ * objects that got the same ids, are forgotten without visiting them.
+ * (A block would have to outlive 2^20 sessions to be taken for one of a
+ * later session's objects.) An open-addressing table keyed by address
+ * held the ids before: ~256 bytes a live sampled block (see region.c). */
+#define TAG_ID_BITS 44
+#define TAG_ID_MASK (((uint64_t)1 << TAG_ID_BITS) - 1)
+static uint64_t tag_gen = 1;    /* 1 to 2^20 - 1 */
+
+static void tag_set(uintptr_t ptr, int64_t id)
+{
+    uint64_t v = (uint64_t)id + 1;
+    /* (an id past 2^44 - 2: the object will look leaked) */
+    *mt_region_tag((void *)ptr) = v <= TAG_ID_MASK ? tag_gen << TAG_ID_BITS | v : 0;
+}
+
+/* The id of the object the block at ptr holds, in *id, and the block's
+ * tag cleared; 0 if it holds none of this session's. */
+static int tag_take(uintptr_t ptr, int64_t *id)
+{
+    uint64_t *tag = mt_region_tag((void *)ptr);
+    uint64_t v = *tag;
+    *tag = 0;
+    if (v >> TAG_ID_BITS != tag_gen || !(v & TAG_ID_MASK))
+        return 0;
+    *id = (int64_t)(v & TAG_ID_MASK) - 1;
+    return 1;
+}
+
+static void forget_objects(void)
+{
+    tag_gen = tag_gen + 1 < ((uint64_t)1 << (64 - TAG_ID_BITS)) ? tag_gen + 1 : 1;
+}
+
 /* Under the lock: the alloc event of a block (0: external) at time now;
  * its id + 1, or 0. */
 static uint64_t write_alloc(uintptr_t ptr, int64_t now, int64_t words, int64_t samples,
@@ -339,8 +379,8 @@ static uint64_t write_alloc(uintptr_t ptr, int64_t now, int64_t words, int64_t s
         return 0;
     }
     ds.dirty = 1;
-    if (ptr && mt_ptrtable_insert(ptr, id) < 0)
-        return 0;               /* no room: the object will look leaked */
+    if (ptr)
+        tag_set(ptr, id);
     return (uint64_t)id + 1;
 }
 
@@ -367,7 +407,7 @@ static void collect_id(int64_t id, int64_t now)
  * is appended, and a drain, under the session lock, takes every buffer's
  * events at one instant (drain_all), merges them by stamp and writes
  * them: allocs get their
- * ids and enter the pointer table then, collects find theirs there. The
+ * ids and their blocks' tags then, collects find theirs there. The
  * stamp is the TSC, raised where needed above the thread's previous stamp
  * (a buffer is in increasing order) and above the block's previous event's
  * stamp, kept in the region next to the block (mt_region_stamp): a
@@ -530,7 +570,7 @@ static void drain_all(void)
             write_alloc(e->ptr, e->time, e->words, e->samples, min->s->codes + e->at, e->n);
         } else {
             int64_t id;
-            if (mt_ptrtable_remove(e->ptr, &id))
+            if (tag_take(e->ptr, &id))
                 collect_id(id, e->time);
         }
         if (min->pos == min->n) {
@@ -710,7 +750,7 @@ static void collect_event(mt_thread *t, void *ptr)
         session_lock();
         drain_all();
         int64_t id;
-        if (mt_ptrtable_remove((uintptr_t)ptr, &id))
+        if (tag_take((uintptr_t)ptr, &id))
             collect_id(id, now);
         maybe_flush(ds.last_time);
         session_unlock();
@@ -925,7 +965,7 @@ static int start_locked(const char *path, double rate, const char *context,
      * frees would be written as collects of this trace's objects that got
      * the same ids. */
     drain_all();
-    mt_ptrtable_clear();
+    forget_objects();
     __atomic_add_fetch(&mt_epoch, 1, __ATOMIC_RELEASE);
     __atomic_store_n(&mt_active, 1, __ATOMIC_RELEASE);
     start_flusher();
@@ -1091,7 +1131,7 @@ static void fork_child(void)
         b->owned = b == mt_self.tbuf;
     }
     flusher_started = 0;
-    mt_ptrtable_clear();
+    forget_objects();
     int was_active = mt_active && writer;
     __atomic_store_n(&mt_active, 0, __ATOMIC_RELEASE);
     if (writer) {

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "peak_rss.h"
+
 static void *worker(void *arg)
 {
     long sum = 0;
@@ -40,12 +42,6 @@ int main(void)
         }
     }
     printf("%ld\n", total);
-    FILE *f = fopen("/proc/self/status", "r");
-    char line[256];
-    while (f && fgets(line, sizeof line, f))
-        if (strncmp(line, "VmHWM:", 6) == 0)
-            fprintf(stderr, "%s", line);
-    if (f)
-        fclose(f);
+    print_peak_rss();
     return 0;
 }

@@ -1,8 +1,7 @@
 /*
  * test_profiler_unit.c - the profiler's parts that do not replace malloc,
  * tested directly (also under ASan/UBSan): the geometric sampler's
- * distribution (spec 10.2), the table of sampled pointers (including
- * lock-free readers during rebuilds), and the symbolizer on this very
+ * distribution (spec 10.2) and the symbolizer on this very
  * binary (file, line, inlined chain) and on a library without debug
  * information (ELF symbol and module name).
  */
@@ -10,8 +9,6 @@
 #include <elfutils/libdwfl.h>
 #include <link.h>
 #include <math.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,78 +65,6 @@ static void test_distribution(double rate, long n)
           "rate %g: P(1)=%g P(3)=%g, expected %g %g", rate, p1, p3, rate, w3);
     printf("ok   rate %g: mean %.6g (expected %.6g), P(X=1) %.4f, P(X=3) %.4f (expected %.4f)\n",
            rate, mean, want, p1, p3, w3);
-}
-
-/* ---- pointer table ------------------------------------------------------- */
-
-#define KEEP 1000
-static atomic_int stop_readers;
-static atomic_long reader_misses, reader_probes;
-
-static uintptr_t kept(int i)
-{
-    return (uintptr_t)0x10000000 + (uintptr_t)i * 48;
-}
-
-static void *reader(void *arg)
-{
-    (void)arg;
-    long misses = 0, probes = 0;
-    while (!atomic_load(&stop_readers))
-        for (int i = 0; i < KEEP; i++, probes++)
-            misses += !mt_ptrtable_contains(kept(i));
-    atomic_fetch_add(&reader_misses, misses);
-    atomic_fetch_add(&reader_probes, probes);
-    return NULL;
-}
-
-static void test_ptrtable(void)
-{
-    CHECK(!mt_ptrtable_contains(0) && !mt_ptrtable_contains(16), "empty table has entries");
-    for (int i = 0; i < KEEP; i++)
-        CHECK(mt_ptrtable_insert(kept(i), i) == 0, "insert failed");
-    CHECK(mt_ptrtable_count() == KEEP, "count %zu", mt_ptrtable_count());
-    CHECK(!mt_ptrtable_contains(0), "NULL found");
-
-    /* Readers look for the kept pointers while other pointers come and go
-     * (tombstones, same-size rebuilds into the spare buffer, growth). */
-    pthread_t th[2];
-    for (int i = 0; i < 2; i++)
-        pthread_create(&th[i], NULL, reader, NULL);
-    long churn = 0;
-    for (int round = 0; round < 200; round++) {
-        int n = round % 50 == 49 ? 20000 : 2000;   /* sometimes grow */
-        for (int i = 0; i < n; i++, churn++)
-            mt_ptrtable_insert((uintptr_t)0x70000000 + (uintptr_t)i * 32, 100000 + i);
-        for (int i = 0; i < n; i++) {
-            int64_t id = -1;
-            CHECK(mt_ptrtable_remove((uintptr_t)0x70000000 + (uintptr_t)i * 32, &id) == 1 &&
-                      id == 100000 + i, "remove %d gave id %lld", i, (long long)id);
-        }
-    }
-    atomic_store(&stop_readers, 1);
-    for (int i = 0; i < 2; i++)
-        pthread_join(th[i], NULL);
-    CHECK(atomic_load(&reader_misses) == 0, "lock-free readers missed %ld of %ld lookups",
-          atomic_load(&reader_misses), atomic_load(&reader_probes));
-    CHECK(mt_ptrtable_count() == KEEP, "count %zu after churn", mt_ptrtable_count());
-    for (int i = 0; i < KEEP; i++) {
-        int64_t id = -1;
-        CHECK(mt_ptrtable_remove(kept(i), &id) == 1 && id == i, "kept %d: id %lld", i, (long long)id);
-        CHECK(!mt_ptrtable_contains(kept(i)), "removed %d still found", i);
-    }
-    int64_t id;
-    CHECK(mt_ptrtable_remove(kept(0), &id) == 0, "double remove succeeded");
-    /* re-insert of a present address takes the new id */
-    mt_ptrtable_insert(0x5000, 1);
-    mt_ptrtable_insert(0x5000, 2);
-    CHECK(mt_ptrtable_count() == 1 && mt_ptrtable_remove(0x5000, &id) == 1 && id == 2,
-          "duplicate insert");
-    mt_ptrtable_insert(0x6000, 3);
-    mt_ptrtable_clear();
-    CHECK(!mt_ptrtable_contains(0x6000) && mt_ptrtable_count() == 0, "clear");
-    printf("ok   pointer table: %ld inserts and removes, %ld lock-free lookups, no miss\n",
-           churn, atomic_load(&reader_probes));
 }
 
 /* ---- symbolizer ---------------------------------------------------------- */
@@ -377,7 +302,6 @@ int main(void)
     test_distribution(0.73, 400000);
     test_distribution(1.0, 1000);
     test_distribution(1e-5, 400000);
-    test_ptrtable();
     test_symbolize();
     printf("%s\n", fails ? "FAILED" : "all profiler unit tests passed");
     return fails ? 1 : 0;
