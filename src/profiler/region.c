@@ -58,7 +58,6 @@
 mt_region_bounds mt_region;                 /* {0, 0}: contains nothing   */
 
 static pthread_mutex_t rlock = PTHREAD_MUTEX_INITIALIZER;
-static uint8_t *chunk_shift;    /* per chunk: its block size's log2 (0: none) */
 static uintptr_t bump;          /* offset of the first never-used chunk       */
 static uintptr_t committed;     /* offsets below are readable and writable    */
 static void *free_list[64];     /* per log2 size, linked through the blocks   */
@@ -70,7 +69,7 @@ static uintptr_t carve_pos[CHUNK_SHIFT], carve_end[CHUNK_SHIFT];
  * their usable size, have no such word). The tag: which object it holds
  * (mt_region_tag). A chunk's entries and tags are cut, all at once, from
  * the meta arena when the chunk is cut (one of each for a run of chunks
- * that makes a large block) and found through chunk_meta and chunk_tags:
+ * that makes a large block) and found through the chunk's descriptor:
  * the metadata of the blocks in use lies side by side. Before, a flat
  * array of two words per 16 bytes of the region was half as large as the
  * blocks of 8 KiB and less (a page of it for every 8 KiB of region, whatever
@@ -82,8 +81,16 @@ static uintptr_t carve_pos[CHUNK_SHIFT], carve_end[CHUNK_SHIFT];
  * at one sample per 4 KiB took 29% more CPU time). Entries of blocks of
  * 1 KiB and more get a line each, so that two threads' blocks side by side
  * do not share one (the same stress took 9% more CPU time when they did). */
-static uint64_t **chunk_meta;   /* per chunk: its entries (NULL: none)        */
-static uint64_t **chunk_tags;   /* per chunk: its tags                        */
+/* A chunk's descriptor: the log2 of its blocks' size (0: none) and where
+ * their metadata is. (One line holds two chunks' descriptors: a block's
+ * size and its entry's address come from one load's line.) */
+typedef struct chunk_desc {
+    uint64_t *meta;             /* its entries (NULL: none)                   */
+    uint64_t *tags;             /* its tags                                   */
+    uint64_t shift;
+    uint64_t unused;
+} chunk_desc;
+static chunk_desc *chunks;      /* per chunk of the region                    */
 static uint64_t *arena;         /* the meta arena, reserved like the region   */
 static uintptr_t arena_size, arena_used, arena_committed;   /* in bytes        */
 static uint64_t no_meta[2];     /* the entry and tag of a pointer that starts  */
@@ -112,10 +119,11 @@ static uintptr_t dirty_bytes;
 static uint64_t *meta_of(const void *p, int tags)
 {
     uintptr_t off = (uintptr_t)p - mt_region.base;
-    uint64_t *m = (tags ? chunk_tags : chunk_meta)[off >> CHUNK_SHIFT];
+    const chunk_desc *d = &chunks[off >> CHUNK_SHIFT];
+    uint64_t *m = tags ? d->tags : d->meta;
     if (MT_UNLIKELY(!m))
         return no_meta;
-    unsigned s = chunk_shift[off >> CHUNK_SHIFT];
+    unsigned s = (unsigned)d->shift;
     if (s >= CHUNK_SHIFT)
         return m;
     uintptr_t k = (off & (CHUNK - 1)) >> s;
@@ -158,8 +166,9 @@ static int cut_meta(uintptr_t c, unsigned s)
     uint64_t *t = m ? arena_cut(n * sizeof(uint64_t)) : NULL;
     if (!t)
         return -1;
-    chunk_tags[c >> CHUNK_SHIFT] = t;
-    chunk_meta[c >> CHUNK_SHIFT] = m;
+    chunks[c >> CHUNK_SHIFT].tags = t;
+    chunks[c >> CHUNK_SHIFT].meta = m;
+    chunks[c >> CHUNK_SHIFT].shift = s;
     return 0;
 }
 
@@ -176,9 +185,7 @@ int mt_region_reserve(void)
                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         if (m == MAP_FAILED)
             continue;
-        /* per chunk: its entries' address, its tags', its block size's log2 */
-        uintptr_t nchunks = size >> CHUNK_SHIFT;
-        uintptr_t map_size = nchunks * (2 * sizeof(uint64_t *) + 1);
+        uintptr_t map_size = (size >> CHUNK_SHIFT) * sizeof(chunk_desc);
         void *map = mmap(NULL, map_size, PROT_READ | PROT_WRITE,
                          MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         void *ar = mmap(NULL, size, PROT_NONE,
@@ -191,9 +198,7 @@ int mt_region_reserve(void)
                 munmap(ar, size);
             continue;
         }
-        chunk_meta = map;
-        chunk_tags = chunk_meta + nchunks;
-        chunk_shift = (uint8_t *)(chunk_tags + nchunks);
+        chunks = map;
         arena = ar;
         arena_size = size;
         uintptr_t base = ((uintptr_t)m + CHUNK - 1) & ~(CHUNK - 1);
@@ -323,7 +328,6 @@ void *mt_region_alloc(size_t n, size_t align, int zero, int own)
         if (carve_pos[s] == carve_end[s]) {
             uintptr_t c = carve(CHUNK, CHUNK);
             if (c && cut_meta(c - mt_region.base, s) == 0) {
-                chunk_shift[(c - mt_region.base) >> CHUNK_SHIFT] = (uint8_t)s;
                 carve_pos[s] = c;
                 carve_end[s] = c + CHUNK;
             }
@@ -336,7 +340,6 @@ void *mt_region_alloc(size_t n, size_t align, int zero, int own)
     } else {
         uintptr_t c = carve(size, align > CHUNK ? align : CHUNK);
         if (c && cut_meta(c - mt_region.base, s) == 0) {
-            chunk_shift[(c - mt_region.base) >> CHUNK_SHIFT] = (uint8_t)s;
             p = (void *)c;
             fresh = 1;
         }
@@ -391,7 +394,7 @@ int mt_region_own(const void *p)
  * their chunk's size; a large block starts a chunk. */
 static unsigned block_shift(uintptr_t p)
 {
-    return chunk_shift[(p - mt_region.base) >> CHUNK_SHIFT];
+    return (unsigned)chunks[(p - mt_region.base) >> CHUNK_SHIFT].shift;
 }
 
 size_t mt_region_usable(const void *p)
