@@ -181,7 +181,7 @@ EXPORT size_t malloc_usable_size(void *p)
 }
 
 /* One of the profiler's own blocks resized: in place while it fits (blocks
- * are powers of two), else moved to a new allocation (the profiler's own
+ * are of fixed sizes), else moved to a new allocation (the profiler's own
  * when the profiler asks, which it nearly always is). */
 static void *realloc_own(void *p, size_t n)
 {
@@ -201,7 +201,7 @@ static void *realloc_own(void *p, size_t n)
 
 /* A block of the region resized. A sampled one: the new size is a new
  * allocation of n bytes, sampled or not. Sampled, and within the block's
- * usable size (blocks are powers of two), it stays where it is: the old
+ * usable size (blocks come in size classes), it stays where it is: the old
  * object is collected and the new one allocated at the same address.
  * Otherwise the contents move to a new block (of the region if sampled,
  * else glibc's) and the old block is collected and given back; if no new

@@ -19,9 +19,9 @@
 
 /* ---- sampler.c: geometric draws (spec 10.2) ------------------------------ */
 
-/* Small blocks of the region a thread keeps for itself (log2 sizes 0 to
- * 12, 16 B to 4 KiB; at most MT_RCACHE_MAX of each). */
-#define MT_RCACHE_CLASSES 13
+/* Small blocks of the region a thread keeps for itself (its size classes
+ * 0 to 27, 16 B to 4 KiB; at most MT_RCACHE_MAX of each). */
+#define MT_RCACHE_CLASSES 28
 #define MT_RCACHE_MAX 16
 
 /* Per-thread state. It lives in initial-exec TLS (a GNU extension: the

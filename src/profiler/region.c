@@ -13,21 +13,21 @@
  * default rate, task-clock 446 ms against 441 ms without).
  *
  * The region is cut into 64 KiB chunks, made readable and writable as they
- * are first used. Blocks are powers of two: small ones (16 B - 32 KiB) are
- * cut, one at a time as they are asked for, from chunks that hold one size
- * each; large ones (64 KiB and up) are runs of whole chunks. Either way a
- * block of size 2^k is aligned to min(2^k, 64 KiB), so memalign and friends
- * are served by picking a size of at least the alignment; larger alignments
- * get a run of chunks aligned to it. Freed blocks go to a free list per
- * size. A freed large block keeps its pages while the large blocks kept so
+ * are first used. Small blocks (16 B - 32 KiB, in size classes four a
+ * doubling) are cut, one at a time as they are asked for, from chunks that
+ * hold one class each; large ones (powers of two, 64 KiB and up) are runs
+ * of whole chunks. A block of a power-of-two size 2^k is aligned to
+ * min(2^k, 64 KiB), so memalign and friends are served by picking such a
+ * size of at least the alignment; larger alignments get a run of chunks
+ * aligned to it. Freed blocks go to a free list per class. A freed large block keeps its pages while the large blocks kept so
  * (DIRTY_MAX_BLOCK at most each) add up to DIRTY_BUDGET; past that it gives
  * them back with MADV_DONTNEED (but the first, which holds the link and the
  * flag saying which it did).
  * Giving them back at every free made a loop that allocates and frees a
  * 1 MB buffer 160 times slower at the default rate: three in four of those
  * buffers are sampled, and each reuse faulted its 256 pages in again. The
- * rounding wastes address space, not memory: pages past what is touched
- * are never backed.
+ * rounding of large blocks wastes address space, not memory: pages past
+ * what is touched are never backed.
  *
  * The region is never unmapped (a block may outlive every session); one
  * mutex protects the lists, and each thread keeps up to MT_RCACHE_MAX freed
@@ -51,7 +51,6 @@
 
 #define CHUNK_SHIFT 16
 #define CHUNK ((uintptr_t)1 << CHUNK_SHIFT)
-#define MIN_SHIFT 4
 #define PAGE 4096
 #define COMMIT_STEP ((uintptr_t)1 << 20)    /* mprotect'ed at a time      */
 
@@ -60,9 +59,20 @@ mt_region_bounds mt_region;                 /* {0, 0}: contains nothing   */
 static pthread_mutex_t rlock = PTHREAD_MUTEX_INITIALIZER;
 static uintptr_t bump;          /* offset of the first never-used chunk       */
 static uintptr_t committed;     /* offsets below are readable and writable    */
-static void *free_list[64];     /* per log2 size, linked through the blocks   */
-static uintptr_t carve_pos[CHUNK_SHIFT], carve_end[CHUNK_SHIFT];
-                                /* per small size: its newest chunk's unused rest */
+
+/* Size classes. Small: 16, 32, 48, 64, then four a doubling (80, 96, 112,
+ * 128, 160, ... 32 KiB), which waste at most a fifth of a block (powers of
+ * two alone wasted up to half: 96 MiB of 6000-byte blocks, all sampled,
+ * took 140 MB against 100 plain). Large: powers of two from 64 KiB. A
+ * request aligned to more than 16 bytes gets a power of two, aligned to
+ * its size up to 64 KiB (its blocks lie at multiples of the size from
+ * their chunk's start). */
+#define NSMALL 40
+#define SMALL_MAX 32768
+#define LARGE(s) (NSMALL + (s))     /* the class of a large block of 2^s bytes */
+static void *free_list[NSMALL + 64];    /* per class, linked through the blocks */
+static uintptr_t carve_pos[NSMALL], carve_end[NSMALL];
+                                /* per small class: its newest chunk's unused rest */
 /* Each block has an entry and a tag of its own, which stay with the block,
  * live or free. The entry: [0] its stamp (mt_region_stamp, and OWN_BIT),
  * [1] its requested size (mt_region_size; 16-byte blocks, whose size is
@@ -75,20 +85,24 @@ static uintptr_t carve_pos[CHUNK_SHIFT], carve_end[CHUNK_SHIFT];
  * blocks of 8 KiB and less (a page of it for every 8 KiB of region, whatever
  * the blocks' size), and an open-addressing table held the tags: 256 bytes
  * a live sampled block (600 MB more than plain for 96 MiB of 48-byte
- * blocks all sampled; now 50 MB). Tags are apart from entries because a
+ * blocks all sampled; now 20 MB). Tags are apart from entries because a
  * drain writes them, on whichever thread it runs: in the entries' lines
  * they made the lines of the blocks' own threads miss (the 2-thread stress
  * at one sample per 4 KiB took 29% more CPU time). Entries of blocks of
- * 1 KiB and more get a line each, so that two threads' blocks side by side
- * do not share one (the same stress took 9% more CPU time when they did). */
-/* A chunk's descriptor: the log2 of its blocks' size (0: none) and where
- * their metadata is. (One line holds two chunks' descriptors: a block's
- * size and its entry's address come from one load's line.) */
+ * 512 bytes and more get a line each, so that two threads' blocks side by
+ * side do not share one (the same stress took 9% more CPU time when those
+ * of 1 KiB shared them, 7% more when those of 640-896 bytes did). */
+/* A chunk's descriptor: its blocks' size and class and where their
+ * metadata is. (One line holds two chunks' descriptors: a block's size and
+ * its entry's address come from one load's line.) */
 typedef struct chunk_desc {
     uint64_t *meta;             /* its entries (NULL: none)                   */
     uint64_t *tags;             /* its tags                                   */
-    uint64_t shift;
-    uint64_t unused;
+    uint64_t size;              /* its blocks' size (0: none)                 */
+    uint32_t recip;             /* small: ceil(2^32 / size), for k = off / size */
+    uint16_t cls;
+    uint8_t eshift;             /* log2 of the bytes of an entry              */
+    uint8_t unused;
 } chunk_desc;
 static chunk_desc *chunks;      /* per chunk of the region                    */
 static uint64_t *arena;         /* the meta arena, reserved like the region   */
@@ -96,10 +110,34 @@ static uintptr_t arena_size, arena_used, arena_committed;   /* in bytes        *
 static uint64_t no_meta[2];     /* the entry and tag of a pointer that starts  */
                                 /* no block                                    */
 
-/* log2 of the bytes of an entry of a block of 2^s bytes. */
-static unsigned entry_shift(unsigned s)
+/* log2 of the bytes of an entry of a block of `size` bytes. */
+static unsigned entry_shift(uintptr_t size)
 {
-    return s == MIN_SHIFT ? 3 : s < 10 ? 4 : 6;
+    return size == 16 ? 3 : size < 512 ? 4 : 6;
+}
+
+static unsigned log2_ceil(size_t n)
+{
+    return n <= 1 ? 0 : 64 - (unsigned)__builtin_clzll((unsigned long long)(n - 1));
+}
+
+/* The size of small class c. */
+static uintptr_t class_size(unsigned c)
+{
+    if (c < 4)
+        return (uintptr_t)16 * (c + 1);
+    uintptr_t base = (uintptr_t)1 << (6 + (c - 4) / 4);
+    return base + (base / 4) * ((c - 4) % 4 + 1);
+}
+
+/* The small class of a block of n bytes (n <= SMALL_MAX). */
+static unsigned size_class(size_t n)
+{
+    if (n <= 64)
+        return n <= 16 ? 0 : (unsigned)((n + 15) / 16) - 1;
+    unsigned s = log2_ceil(n);                  /* 7 to 15 */
+    size_t base = (size_t)1 << (s - 1), step = base / 4;
+    return 4 + (s - 7) * 4 + (unsigned)((n - base + step - 1) >> (s - 3)) - 1;
 }
 
 /* Freed large blocks that keep their pages: each at most DIRTY_MAX_BLOCK,
@@ -123,11 +161,10 @@ static uint64_t *meta_of(const void *p, int tags)
     uint64_t *m = tags ? d->tags : d->meta;
     if (MT_UNLIKELY(!m))
         return no_meta;
-    unsigned s = (unsigned)d->shift;
-    if (s >= CHUNK_SHIFT)
+    if (d->cls >= NSMALL)
         return m;
-    uintptr_t k = (off & (CHUNK - 1)) >> s;
-    return tags ? m + k : m + (k << (entry_shift(s) - 3));
+    uintptr_t k = ((off & (CHUNK - 1)) * (uint64_t)d->recip) >> 32;
+    return tags ? m + k : m + (k << (d->eshift - 3));
 }
 
 static uint64_t *stamp_of(const void *p)
@@ -156,19 +193,25 @@ static uint64_t *arena_cut(uintptr_t bytes)
     return m;
 }
 
-/* Under rlock: the entries and tags of a chunk of blocks of 2^s bytes (one
- * of each if s >= CHUNK_SHIFT) at region offset c; 0, or -1 if the arena is
- * full. (The arena needs at most 64 KiB a chunk: as much as the region.) */
-static int cut_meta(uintptr_t c, unsigned s)
+/* Under rlock: the descriptor of the chunk at region offset c, for blocks
+ * of class cls and `size` bytes (one block if large), with its entries and
+ * tags; 0, or -1 if the arena is full. (The arena needs at most 64 KiB a
+ * chunk: as much as the region.) */
+static int cut_meta(uintptr_t c, unsigned cls, uintptr_t size)
 {
-    uintptr_t n = s >= CHUNK_SHIFT ? 1 : CHUNK >> s;
-    uint64_t *m = arena_cut(n << entry_shift(s < CHUNK_SHIFT ? s : CHUNK_SHIFT));
+    uintptr_t n = cls >= NSMALL ? 1 : CHUNK / size;
+    unsigned e = entry_shift(size);
+    uint64_t *m = arena_cut(n << e);
     uint64_t *t = m ? arena_cut(n * sizeof(uint64_t)) : NULL;
     if (!t)
         return -1;
-    chunks[c >> CHUNK_SHIFT].tags = t;
-    chunks[c >> CHUNK_SHIFT].meta = m;
-    chunks[c >> CHUNK_SHIFT].shift = s;
+    chunk_desc *d = &chunks[c >> CHUNK_SHIFT];
+    d->tags = t;
+    d->size = size;
+    d->recip = cls >= NSMALL ? 0 : (uint32_t)((((uint64_t)1 << 32) + size - 1) / size);
+    d->cls = (uint16_t)cls;
+    d->eshift = (uint8_t)e;
+    d->meta = m;
     return 0;
 }
 
@@ -222,14 +265,14 @@ static void rcache_return(void *arg)
     mt_thread *t = &mt_self;
     t->in_region++;
     pthread_mutex_lock(&rlock);
-    for (unsigned s = 0; s < MT_RCACHE_CLASSES; s++) {
-        while (t->rcache[s]) {
-            void *b = t->rcache[s];
-            t->rcache[s] = *(void **)b;
-            *(void **)b = free_list[s];
-            free_list[s] = b;
+    for (unsigned c = 0; c < MT_RCACHE_CLASSES; c++) {
+        while (t->rcache[c]) {
+            void *b = t->rcache[c];
+            t->rcache[c] = *(void **)b;
+            *(void **)b = free_list[c];
+            free_list[c] = b;
         }
-        t->rcount[s] = 0;
+        t->rcount[c] = 0;
     }
     pthread_mutex_unlock(&rlock);
     t->rc_keyed = 0;
@@ -252,11 +295,6 @@ static int rc_usable(mt_thread *t)
     if (rc_key_ok && pthread_setspecific(rc_key, t) == 0)
         t->rc_keyed = 1;
     return t->rc_keyed;
-}
-
-static unsigned log2_ceil(size_t n)
-{
-    return n <= 1 ? 0 : 64 - (unsigned)__builtin_clzll((unsigned long long)(n - 1));
 }
 
 /* Under rlock: `size` bytes (a multiple of CHUNK) of never-used address
@@ -286,61 +324,70 @@ void *mt_region_alloc(size_t n, size_t align, int zero, int own)
         return NULL;
     mt_thread *t = &mt_self;
     t->in_region++;
-    unsigned s = log2_ceil(n > align ? n : align);
-    if (s < MIN_SHIFT)
-        s = MIN_SHIFT;
-    uintptr_t size = (uintptr_t)1 << s;
+    size_t want = n > align ? n : align;
+    if (align > 16)
+        want = (size_t)1 << log2_ceil(want);
+    unsigned c, s = 0;
+    uintptr_t size;
+    if (want <= SMALL_MAX) {
+        c = size_class(want);
+        size = class_size(c);
+    } else {
+        s = log2_ceil(want);
+        c = LARGE(s);
+        size = (uintptr_t)1 << s;
+    }
     void *p = NULL;
     int fresh = 0, dirty = 0;
     int locked = 0;
-    if (s < MT_RCACHE_CLASSES && !t->rcache[s] && rc_usable(t)) {
+    if (c < MT_RCACHE_CLASSES && !t->rcache[c] && rc_usable(t)) {
         /* Refill this thread's cache: half of what it may hold. */
         pthread_mutex_lock(&rlock);
         locked = 1;
-        for (int k = 0; k < MT_RCACHE_MAX / 2 && free_list[s]; k++) {
-            void *b = free_list[s];
-            free_list[s] = *(void **)b;
-            *(void **)b = t->rcache[s];
-            t->rcache[s] = b;
-            t->rcount[s]++;
+        for (int k = 0; k < MT_RCACHE_MAX / 2 && free_list[c]; k++) {
+            void *b = free_list[c];
+            free_list[c] = *(void **)b;
+            *(void **)b = t->rcache[c];
+            t->rcache[c] = b;
+            t->rcount[c]++;
         }
     }
-    if (s < MT_RCACHE_CLASSES && t->rcache[s]) {
+    if (c < MT_RCACHE_CLASSES && t->rcache[c]) {
         if (locked)
             pthread_mutex_unlock(&rlock);
-        p = t->rcache[s];
-        t->rcache[s] = *(void **)p;
-        t->rcount[s]--;
+        p = t->rcache[c];
+        t->rcache[c] = *(void **)p;
+        t->rcount[c]--;
         goto got;
     }
     if (!locked)
         pthread_mutex_lock(&rlock);
-    if (free_list[s] && (align <= CHUNK || ((uintptr_t)free_list[s] & (align - 1)) == 0)) {
-        p = free_list[s];
-        free_list[s] = *(void **)p;
-        if (s >= CHUNK_SHIFT && (dirty = (int)((uintptr_t *)p)[1]) != 0)
+    if (free_list[c] && (align <= CHUNK || ((uintptr_t)free_list[c] & (align - 1)) == 0)) {
+        p = free_list[c];
+        free_list[c] = *(void **)p;
+        if (c >= NSMALL && (dirty = (int)((uintptr_t *)p)[1]) != 0)
             dirty_bytes -= size;
-    } else if (s < CHUNK_SHIFT) {
-        /* The next never-used block of this size's newest chunk, or the
+    } else if (c < NSMALL) {
+        /* The next never-used block of this class's newest chunk, or the
          * first of a new chunk. Blocks are cut one at a time, not all put
          * on the list at once: that wrote into every page of the chunk,
          * 16 page faults for the first 16-byte block. */
-        if (carve_pos[s] == carve_end[s]) {
-            uintptr_t c = carve(CHUNK, CHUNK);
-            if (c && cut_meta(c - mt_region.base, s) == 0) {
-                carve_pos[s] = c;
-                carve_end[s] = c + CHUNK;
+        if (carve_pos[c] == carve_end[c]) {
+            uintptr_t ch = carve(CHUNK, CHUNK);
+            if (ch && cut_meta(ch - mt_region.base, c, size) == 0) {
+                carve_pos[c] = ch;
+                carve_end[c] = ch + CHUNK / size * size;
             }
         }
-        if (carve_pos[s] != carve_end[s]) {
-            p = (void *)carve_pos[s];
-            carve_pos[s] += size;
+        if (carve_pos[c] != carve_end[c]) {
+            p = (void *)carve_pos[c];
+            carve_pos[c] += size;
             fresh = 1;
         }
     } else {
-        uintptr_t c = carve(size, align > CHUNK ? align : CHUNK);
-        if (c && cut_meta(c - mt_region.base, s) == 0) {
-            p = (void *)c;
+        uintptr_t ch = carve(size, align > CHUNK ? align : CHUNK);
+        if (ch && cut_meta(ch - mt_region.base, c, size) == 0) {
+            p = (void *)ch;
             fresh = 1;
         }
     }
@@ -349,12 +396,12 @@ got:
     if (p && zero && !fresh) {
         /* A reused large block that gave its pages back is zero past its
          * first page. */
-        size_t z = s >= CHUNK_SHIFT && n > PAGE && !dirty ? PAGE : n;
+        size_t z = c >= NSMALL && n > PAGE && !dirty ? PAGE : n;
         memset(p, 0, z);
     } else if (p && !fresh) {
         /* no stale list link (or flag) in the program's data */
         ((void **)p)[0] = NULL;
-        if (s >= CHUNK_SHIFT)
+        if (c >= NSMALL)
             ((void **)p)[1] = NULL;
     }
     if (p) {
@@ -365,9 +412,8 @@ got:
     return p;
 }
 
-/* A block's requested size is kept in the stamp word of its second meta,
- * unused by the stamps themselves (blocks of 32 bytes or more have one; a
- * 16-byte block's size is its usable size). A free of a pointer inside a block (the
+/* A block's requested size is kept in its entry (blocks of 32 bytes or
+ * more have the word; a 16-byte block's size is its usable size). A free of a pointer inside a block (the
  * program's bug) may overwrite it with a stamp: reads are clamped to the
  * usable size. */
 size_t mt_region_size(const void *p)
@@ -390,16 +436,16 @@ int mt_region_own(const void *p)
     return (*stamp_of(p) & OWN_BIT) != 0;
 }
 
-/* The log2 size of the block at p (in the region). Small blocks share
- * their chunk's size; a large block starts a chunk. */
-static unsigned block_shift(uintptr_t p)
+/* The descriptor of the chunk p is in (p in the region). Small blocks
+ * share their chunk's size; a large block starts a chunk. */
+static const chunk_desc *desc_of(uintptr_t p)
 {
-    return (unsigned)chunks[(p - mt_region.base) >> CHUNK_SHIFT].shift;
+    return &chunks[(p - mt_region.base) >> CHUNK_SHIFT];
 }
 
 size_t mt_region_usable(const void *p)
 {
-    return (size_t)1 << block_shift((uintptr_t)p);
+    return (size_t)desc_of((uintptr_t)p)->size;
 }
 
 /* Take rlock, or (may_block 0: a signal handler inside the allocator)
@@ -411,12 +457,12 @@ static int lock_lists(int may_block)
     return pthread_mutex_trylock(&rlock) == 0;
 }
 
-/* A large block (2^s bytes) back on its list, with its pages kept while the
- * budget allows, else given back. If the lock cannot be had (may_block 0)
- * the block is kept out of use. */
-static void free_large(void *p, unsigned s, int may_block)
+/* A large block (of `size` bytes, a power of two) back on its list, with
+ * its pages kept while the budget allows, else given back. If the lock
+ * cannot be had (may_block 0) the block is kept out of use. */
+static void free_large(void *p, uintptr_t size, int may_block)
 {
-    uintptr_t size = (uintptr_t)1 << s;
+    unsigned c = LARGE((unsigned)__builtin_ctzll(size));
     if (!lock_lists(may_block))
         return;
     int keep = size <= DIRTY_MAX_BLOCK && dirty_bytes + size <= DIRTY_BUDGET;
@@ -428,34 +474,37 @@ static void free_large(void *p, unsigned s, int may_block)
         if (!lock_lists(may_block))
             return;
     }
-    ((void **)p)[0] = free_list[s];
+    ((void **)p)[0] = free_list[c];
     ((uintptr_t *)p)[1] = (uintptr_t)keep;
-    free_list[s] = p;
+    free_list[c] = p;
     pthread_mutex_unlock(&rlock);
 }
 
 void mt_region_free(void *p, int may_block)
 {
-    unsigned s = block_shift((uintptr_t)p);
-    uintptr_t size = (uintptr_t)1 << s;
+    const chunk_desc *d = desc_of((uintptr_t)p);
+    uintptr_t size = d->size, in = ((uintptr_t)p - mt_region.base) & (CHUNK - 1);
+    unsigned c = d->cls;
     /* A pointer that starts no block (the program's bug: never allocated,
      * or inside a block) is left alone rather than corrupt the lists. */
-    if (s < MIN_SHIFT || ((uintptr_t)p & (size - 1 < CHUNK - 1 ? size - 1 : CHUNK - 1)))
+    if (!size || (c >= NSMALL ? in != 0
+                              : ((in * (uint64_t)d->recip) >> 32) * size != in ||
+                                    in + size > CHUNK))
         return;
     mt_thread *t = &mt_self;
     if (t->in_region)
         may_block = 0;          /* a signal handler that interrupted us */
     t->in_region++;
-    if (s >= CHUNK_SHIFT) {
-        free_large(p, s, may_block);
-    } else if (may_block && s < MT_RCACHE_CLASSES && t->rcount[s] < MT_RCACHE_MAX &&
+    if (c >= NSMALL) {
+        free_large(p, size, may_block);
+    } else if (may_block && c < MT_RCACHE_CLASSES && t->rcount[c] < MT_RCACHE_MAX &&
                rc_usable(t)) {
-        *(void **)p = t->rcache[s];
-        t->rcache[s] = p;
-        t->rcount[s]++;
+        *(void **)p = t->rcache[c];
+        t->rcache[c] = p;
+        t->rcount[c]++;
     } else if (lock_lists(may_block)) {
-        *(void **)p = free_list[s];
-        free_list[s] = p;
+        *(void **)p = free_list[c];
+        free_list[c] = p;
         pthread_mutex_unlock(&rlock);
     }   /* else: a signal handler inside the allocator; the block is kept */
     t->in_region--;
