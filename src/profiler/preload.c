@@ -109,6 +109,8 @@ static void free_own(void *p)
 
 SLOW static void free_slow(void *p)
 {
+    if (!mt_region_starts_block(p))
+        return;                 /* the program's bug, left alone */
     if (mt_region_own(p))
         free_own(p);
     else
@@ -209,6 +211,10 @@ static void *realloc_own(void *p, size_t n)
  * for are copied, not the block's rounded size. */
 SLOW static void *realloc_region(void *p, size_t n)
 {
+    if (!mt_region_starts_block(p)) {
+        errno = EINVAL;         /* the program's bug: no block to resize */
+        return NULL;
+    }
     if (mt_region_own(p))
         return realloc_own(p, n);
     if (n == 0) {

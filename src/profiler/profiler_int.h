@@ -101,6 +101,9 @@ MT_HIDDEN int mt_region_reserve(void);
  * not reserved. own: a block of the profiler itself (marked as such, see
  * mt_region_own), not a sampled one. */
 MT_HIDDEN void *mt_region_alloc(size_t n, size_t align, int zero, int own);
+/* Does p (in the region) start a block? (A pointer inside a block has its
+ * block's metadata: only pointers that start one may be freed.) */
+MT_HIDDEN int mt_region_starts_block(const void *p);
 /* Is the block at p (in the region) one of the profiler's own? */
 MT_HIDDEN int mt_region_own(const void *p);
 /* Usable size of a block of the region. */

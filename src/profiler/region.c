@@ -19,10 +19,11 @@
  * of whole chunks. A block of a power-of-two size 2^k is aligned to
  * min(2^k, 64 KiB), so memalign and friends are served by picking such a
  * size of at least the alignment; larger alignments get a run of chunks
- * aligned to it. Freed blocks go to a free list per class. A freed large block keeps its pages while the large blocks kept so
- * (DIRTY_MAX_BLOCK at most each) add up to DIRTY_BUDGET; past that it gives
- * them back with MADV_DONTNEED (but the first, which holds the link and the
- * flag saying which it did).
+ * aligned to it. Freed blocks go to a free list per class. A freed large
+ * block keeps its pages while the large blocks kept so (DIRTY_MAX_BLOCK at
+ * most each) add up to DIRTY_BUDGET; past that it gives them back with
+ * MADV_DONTNEED (but the first, which holds the link and the flag saying
+ * which it did).
  * Giving them back at every free made a loop that allocates and frees a
  * 1 MB buffer 160 times slower at the default rate: three in four of those
  * buffers are sampled, and each reuse faulted its 256 pages in again. The
@@ -413,9 +414,8 @@ got:
 }
 
 /* A block's requested size is kept in its entry (blocks of 32 bytes or
- * more have the word; a 16-byte block's size is its usable size). A free of a pointer inside a block (the
- * program's bug) may overwrite it with a stamp: reads are clamped to the
- * usable size. */
+ * more have the word; a 16-byte block's size is its usable size). Reads
+ * are clamped to the usable size all the same. */
 size_t mt_region_size(const void *p)
 {
     size_t usable = mt_region_usable(p);
@@ -446,6 +446,23 @@ static const chunk_desc *desc_of(uintptr_t p)
 size_t mt_region_usable(const void *p)
 {
     return (size_t)desc_of((uintptr_t)p)->size;
+}
+
+/* Does p start a block (of the chunk described by d)? Not if the program
+ * passes a pointer it never got, or one inside a block. */
+static int starts_block(const chunk_desc *d, uintptr_t p)
+{
+    uintptr_t size = d->size, in = (p - mt_region.base) & (CHUNK - 1);
+    if (!size)
+        return 0;
+    if (d->cls >= NSMALL)
+        return in == 0;
+    return ((in * (uint64_t)d->recip) >> 32) * size == in && in + size <= CHUNK;
+}
+
+int mt_region_starts_block(const void *p)
+{
+    return starts_block(desc_of((uintptr_t)p), (uintptr_t)p);
 }
 
 /* Take rlock, or (may_block 0: a signal handler inside the allocator)
@@ -483,13 +500,11 @@ static void free_large(void *p, uintptr_t size, int may_block)
 void mt_region_free(void *p, int may_block)
 {
     const chunk_desc *d = desc_of((uintptr_t)p);
-    uintptr_t size = d->size, in = ((uintptr_t)p - mt_region.base) & (CHUNK - 1);
+    uintptr_t size = d->size;
     unsigned c = d->cls;
-    /* A pointer that starts no block (the program's bug: never allocated,
-     * or inside a block) is left alone rather than corrupt the lists. */
-    if (!size || (c >= NSMALL ? in != 0
-                              : ((in * (uint64_t)d->recip) >> 32) * size != in ||
-                                    in + size > CHUNK))
+    /* A pointer that starts no block is left alone rather than corrupt the
+     * lists. */
+    if (!starts_block(d, (uintptr_t)p))
         return;
     mt_thread *t = &mt_self;
     if (t->in_region)

@@ -305,7 +305,7 @@ static void many_live(void)
     }
 }
 
-/* Every block sampled: a realloc within the block's power-of-two size stays
+/* Every block sampled: a realloc within the block's size class stays
  * in place (the old object collected, the new allocated at the same
  * address), one past it moves, and the contents follow either way. */
 static void resize_in_place(void)
@@ -345,11 +345,36 @@ static void resize_in_place(void)
     free(q);
 }
 
+/* Every block sampled: a free of a pointer inside a sampled block (the
+ * program's bug; glibc would abort) is left alone: the block keeps its
+ * contents and the pointer never comes back from malloc. */
+static void free_inside(void)
+{
+    if (!profiling())
+        return;
+    unsigned char *p = malloc(1000);
+    if (!p)
+        return;
+    fill(p, 1000, 3);
+    void (*volatile release)(void *) = free;    /* (no -Wfree-nonheap-object) */
+    release(p + 16);
+    CHECK(holds(p, 1000, 3), "a free inside a sampled block changed it");
+    void *q[40];
+    for (int i = 0; i < 40; i++) {
+        q[i] = malloc(1000);
+        CHECK(q[i] != p + 16, "a pointer freed inside a block came back from malloc");
+    }
+    for (int i = 0; i < 40; i++)
+        free(q[i]);
+    free(p);
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "--all-sampled") == 0) {
         heap_untouched();
         resize_in_place();
+        free_inside();
     }
     sizes_and_usable();
     alignment();
