@@ -31,6 +31,11 @@
 
 #define EXPORT __attribute__((visibility("default")))
 #define SLOW __attribute__((noinline, cold))
+/* malloc's and free's fast paths, each on a cache line of its own: where
+ * the linker happened to put them, across a line, binary_trees took 2%
+ * longer at the default rate (442 against 434 ms, median of 21 runs) with
+ * the same instructions. */
+#define FASTPATH __attribute__((aligned(64)))
 
 __thread mt_thread mt_self __attribute__((tls_model("initial-exec")));
 
@@ -117,14 +122,14 @@ SLOW static void free_slow(void *p)
         mt_free_sampled(p);
 }
 
-EXPORT void *malloc(size_t n)
+EXPORT FASTPATH void *malloc(size_t n)
 {
     if (count(n))
         return malloc_slow(n);
     return __libc_malloc(n);
 }
 
-EXPORT void free(void *p)
+EXPORT FASTPATH void free(void *p)
 {
     if (MT_UNLIKELY(mt_region_contains(p)))
         free_slow(p);
