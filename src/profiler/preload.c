@@ -338,6 +338,26 @@ EXPORT void *pvalloc(size_t n)
     return aligned(page, r);
 }
 
+/* ---- dlclose ----------------------------------------------------------- */
+
+/* Not the malloc family either: a library unmapped by dlclose changes what
+ * return addresses mean (session.c, mt_dlclose). glibc's dlclose is found
+ * on first use. (dlopen is not interposed: it finds the caller's search
+ * path from its return address, which an interposer would change.) */
+EXPORT int dlclose(void *handle)
+{
+    typedef int (*dlclose_fn)(void *);
+    static dlclose_fn real;
+    dlclose_fn f = __atomic_load_n(&real, __ATOMIC_RELAXED);
+    if (!f) {
+        f = (dlclose_fn)(uintptr_t)dlsym(RTLD_NEXT, "dlclose");
+        if (!f)
+            return -1;
+        __atomic_store_n(&real, f, __ATOMIC_RELAXED);
+    }
+    return mt_dlclose(f, handle);
+}
+
 /* ---- pipe2 ------------------------------------------------------------- */
 
 /* Not the malloc family: libunwind's memory-validation pipe, made while the

@@ -145,6 +145,24 @@ void *__libc_pvalloc(size_t);
 MT_HIDDEN const char *mt_unwind_name(void);
 /* Text range of this library, so its frames can be dropped. */
 MT_HIDDEN void mt_unwind_init(void);
+/* Around dlclose (unwind.c's comment says why): the loaded objects'
+ * segments before it (*n is SIZE_MAX if they could not all be listed);
+ * after it, under the session lock, those that are gone are remembered
+ * (and before freed). */
+MT_HIDDEN void *mt_unwind_objects(size_t *n);
+MT_HIDDEN void mt_unwind_unmapped(void *before, size_t n);
+
+/* Location codes are return addresses; after the n-th library unmapped by
+ * dlclose, a code also carries n (mod 2^14) in bits 48-61, so that an
+ * address that now holds another library's code is a new code, with its
+ * own locations (a trace gives a code its locations once). Bits 0-47 are
+ * the address (x86-64 user space is below 2^47). */
+#define MT_CODE_ADDR_BITS 48
+extern uint64_t mt_code_gen MT_HIDDEN;     /* n << MT_CODE_ADDR_BITS */
+static inline uint64_t mt_code_addr(uint64_t code)
+{
+    return code & (((uint64_t)1 << MT_CODE_ADDR_BITS) - 1);
+}
 
 /* ---- symbolize.c --------------------------------------------------------- */
 
@@ -155,6 +173,13 @@ MT_HIDDEN int mt_symbolize(void *ctx, uint64_t code, const mt_location **locs,
                            size_t *n);
 /* Drop all symbolizer state (session end). */
 MT_HIDDEN void mt_symbolize_reset(void);
+/* A library was unmapped: read the process's modules afresh before the
+ * next code is resolved. Under the session lock. */
+MT_HIDDEN void mt_symbolize_unloaded(void);
+/* How many objects the dynamic loader has mapped (dlpi_adds) and
+ * unmapped (dlpi_subs) so far. */
+MT_HIDDEN unsigned long long mt_loader_adds(void);
+MT_HIDDEN unsigned long long mt_loader_subs(void);
 /* Look up what the symbolizer takes from the program (the C++ demangler);
  * at a session's start, before the session lock is taken. */
 MT_HIDDEN void mt_symbolize_prepare(void);
@@ -171,6 +196,8 @@ MT_HIDDEN int mt_fd_high(int fd);
 extern int mt_active MT_HIDDEN;
 /* Incremented at each session start: threads redraw their countdown. */
 extern uint32_t mt_epoch MT_HIDDEN;
+/* dlclose(handle) through real, glibc's: see session.c. */
+MT_HIDDEN int mt_dlclose(int (*real)(void *), void *handle);
 extern double mt_coef MT_HIDDEN;
 
 /* Slow path of an allocation of `bytes`, once the thread's countdown has

@@ -1072,6 +1072,55 @@ EXPORT void mt_profiler_ext_free(uint64_t token)
     mt_leave(t);
 }
 
+/* ---- dlclose ------------------------------------------------------------- */
+
+/* A library that dlclose unmaps takes its code with it, and another one
+ * may be mapped at the same addresses later: the same return addresses,
+ * other functions. A trace gives a code its locations once, so after such
+ * an unload codes carry a new generation (mt_code_gen: new codes, resolved
+ * afresh) and the symbolizer reports the process's modules again. The
+ * events taken before are written first, while the library is still
+ * mapped, and those of its destructors right after it went, while the
+ * symbolizer still holds the closed module: each code is resolved in the
+ * library it was taken in. The unwinder's part is in unwind.c: the ranges
+ * unmapped are kept, and code mapped over one later makes it change.
+ * (A thread that runs a library's code while another closes it is the
+ * program's bug; its frames may be named by whatever is there when they
+ * are written.) */
+int mt_dlclose(int (*real)(void *), void *handle)
+{
+    mt_thread *t = &mt_self;
+    if (t->busy)                        /* (the profiler's own) */
+        return real(handle);
+    mt_enter(t);
+    if (__atomic_load_n(&mt_active, __ATOMIC_RELAXED)) {
+        session_lock();
+        drain_all();
+        session_unlock();
+    }
+    unsigned long long subs = mt_loader_subs();
+    size_t nobj;
+    void *objs = mt_unwind_objects(&nobj);
+    mt_leave(t);
+    int r = real(handle);
+    mt_enter(t);
+    if (mt_loader_subs() != subs) {
+        session_lock();
+        drain_all();
+        uint64_t gen = mt_code_gen + ((uint64_t)1 << MT_CODE_ADDR_BITS);
+        if (gen >> 62)                  /* 2^14 generations: wrap to 1 */
+            gen = (uint64_t)1 << MT_CODE_ADDR_BITS;
+        __atomic_store_n(&mt_code_gen, gen, __ATOMIC_RELAXED);
+        mt_symbolize_unloaded();
+        mt_unwind_unmapped(objs, nobj);
+        session_unlock();
+    } else {
+        free(objs);
+    }
+    mt_leave(t);
+    return r;
+}
+
 /* ---- fork ---------------------------------------------------------------- */
 
 static void fork_prepare(void)

@@ -71,6 +71,7 @@ static Dwfl_Callbacks callbacks = {
     .find_debuginfo = no_separate_debuginfo,
 };
 static unsigned long long reported_adds;   /* dlpi_adds at the last report */
+static int unloaded;            /* a library went: report every module again */
 static entry *cache;
 static size_t cache_cap, cache_n;
 static char **strs;
@@ -117,20 +118,35 @@ static const char *intern(const char *s)
     return c;
 }
 
-/* How many objects the dynamic loader has loaded so far. */
-static int adds_cb(struct dl_phdr_info *info, size_t size, void *data)
+/* How many objects the dynamic loader has loaded (dlpi_adds) and
+ * unmapped (dlpi_subs) so far. */
+static int counts_cb(struct dl_phdr_info *info, size_t size, void *data)
 {
     (void)size;
-    *(unsigned long long *)data = info->dlpi_adds;
+    unsigned long long *c = data;
+    c[0] = info->dlpi_adds;
+    c[1] = info->dlpi_subs;
     return 1;
 }
 
-static unsigned long long loader_adds(void)
+static unsigned long long loader_count(int which)
 {
-    unsigned long long adds = 0;
-    dl_iterate_phdr(adds_cb, &adds);
-    return adds;
+    unsigned long long c[2] = {0, 0};
+    dl_iterate_phdr(counts_cb, c);
+    return c[which];
 }
+
+unsigned long long mt_loader_adds(void)
+{
+    return loader_count(0);
+}
+
+unsigned long long mt_loader_subs(void)
+{
+    return loader_count(1);
+}
+
+static void symtabs_free(void);
 
 static void report(void)
 {
@@ -142,17 +158,23 @@ static void report(void)
         if (!dwfl)
             return;
         dwfl_report_begin(dwfl);
+    } else if (unloaded) {
+        /* every module reported again: those that are gone are dropped
+         * (their symbol tables with them) */
+        symtabs_free();
+        dwfl_report_begin(dwfl);
     } else {
         dwfl_report_begin_add(dwfl);
     }
-    reported_adds = loader_adds();
+    unloaded = 0;
+    reported_adds = mt_loader_adds();
     dwfl_linux_proc_report(dwfl, getpid());
     dwfl_report_end(dwfl, NULL, NULL);
 }
 
 static Dwfl_Module *module_of(Dwarf_Addr pc)
 {
-    if (!dwfl)
+    if (!dwfl || unloaded)
         report();
     if (!dwfl)
         return NULL;
@@ -163,7 +185,7 @@ static Dwfl_Module *module_of(Dwarf_Addr pc)
      * only then: JIT code, in no module, does not make us read the maps at
      * every new code. (dl_iterate_phdr takes the loader's list lock, which
      * is never held around a malloc, so it cannot wait for our lock.) */
-    if (loader_adds() == reported_adds)
+    if (mt_loader_adds() == reported_adds)
         return NULL;
     report();
     return dwfl_addrmodule(dwfl, pc);
@@ -413,7 +435,7 @@ void mt_symbolize_prepare(void)
     demangler = (demangle_fn)(uintptr_t)dlsym(RTLD_DEFAULT, "__cxa_demangle");
 }
 
-static size_t from_symbols(Dwfl_Module *mod, Dwarf_Addr pc, uint64_t code,
+static size_t from_symbols(Dwfl_Module *mod, Dwarf_Addr pc, uint64_t addr,
                            mt_location *out)
 {
     char buf[300];
@@ -430,12 +452,12 @@ static size_t from_symbols(Dwfl_Module *mod, Dwarf_Addr pc, uint64_t code,
              * module and the address in its ELF file, the same in every
              * run whatever the load address, for addr2line -e */
             snprintf(buf, sizeof buf, "%s+0x%llx", file,
-                     (unsigned long long)(code - bias));
+                     (unsigned long long)(addr - bias));
             fn = buf;
         }
     }
     if (!fn) {
-        snprintf(buf, sizeof buf, "0x%llx", (unsigned long long)code);
+        snprintf(buf, sizeof buf, "0x%llx", (unsigned long long)addr);
         fn = buf;
     }
     /* a C++ symbol: as the program's source spells it */
@@ -490,11 +512,12 @@ int mt_symbolize(void *ctx, uint64_t code, const mt_location **locs, size_t *n)
     entry *e = slot_of(code);
     if (!e->code) {
         mt_location tmp[MAX_INLINE];
-        Dwarf_Addr pc = code - 1;
+        uint64_t addr = mt_code_addr(code);
+        Dwarf_Addr pc = addr - 1;
         Dwfl_Module *mod = module_of(pc);
         size_t k = mod ? from_dwarf(mod, pc, tmp) : 0;
         if (k == 0)
-            k = from_symbols(mod, pc, code, tmp);
+            k = from_symbols(mod, pc, addr, tmp);
         if (k == 0)
             goto fail;
         mt_location *l = malloc(k * sizeof *l);
@@ -515,6 +538,11 @@ fail:
     return 0;
 }
 
+void mt_symbolize_unloaded(void)
+{
+    unloaded = dwfl != NULL;
+}
+
 void mt_symbolize_reset(void)
 {
     for (size_t i = 0; i < cache_cap; i++)
@@ -532,4 +560,5 @@ void mt_symbolize_reset(void)
     if (dwfl)
         dwfl_end(dwfl);
     dwfl = NULL;
+    unloaded = 0;
 }

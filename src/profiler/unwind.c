@@ -8,8 +8,20 @@
  *
  * Two unwinders are built in: libunwind's unw_backtrace (local-only, with
  * its per-thread cache of frame layouts) and libgcc's _Unwind_Backtrace.
- * MEMTRACE_UNWIND=libgcc|libunwind picks one; the default is the faster
+ * MEMTRACE_UNWIND=libgcc|libunwind|step picks one; the default is the faster
  * (docs/PROFILER.md has the measurements).
+ *
+ * unw_backtrace's per-thread caches of frame layouts, keyed by address,
+ * are never flushed, not even by unw_flush_cache: once dlclose has
+ * unmapped a library and another has been mapped where it was, they may
+ * describe the code that was there, and libunwind would read the stack
+ * where that layout says, unchecked. So the ranges that dlclose unmapped
+ * are kept, each sample looks whether the loader has mapped something
+ * since, and once something overlaps one of them, libunwind unwinds one
+ * unw_step at a time, through the caches that unw_flush_cache does flush.
+ * That is ~150 times slower (~2.5 us a frame here: libunwind blocks
+ * signals around each frame's cache lookup), so it is not done at every
+ * unload, only when an address is reused.
  */
 #include <dlfcn.h>
 #include <link.h>
@@ -20,7 +32,8 @@
 #include "profiler/unwind.h"
 
 uintptr_t mt_self_lo, mt_self_hi;   /* this library's mapped range        */
-int mt_unwind_libgcc;
+int mt_unwinder;
+uint64_t mt_code_gen;
 
 static int find_self(struct dl_phdr_info *info, size_t size, void *data)
 {
@@ -92,14 +105,145 @@ void mt_unwind_init(void)
     if (!n_new)
         find_new();
     const char *u = getenv("MEMTRACE_UNWIND");
-    mt_unwind_libgcc = u && strcmp(u, "libgcc") == 0;
-    if (!mt_unwind_libgcc)
+    if (u && strcmp(u, "libgcc") == 0)
+        mt_unwinder = MT_UNWIND_GCC;
+    else if (u && strcmp(u, "step") == 0)       /* (to measure it) */
+        mt_unwinder = MT_UNWIND_STEP;
+    if (mt_unwinder != MT_UNWIND_GCC)
         unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
 }
 
 const char *mt_unwind_name(void)
 {
-    return mt_unwind_libgcc ? "libgcc" : "libunwind";
+    return mt_unwinder == MT_UNWIND_GCC ? "libgcc" :
+           mt_unwinder == MT_UNWIND_STEP ? "libunwind-step" : "libunwind";
+}
+
+/* ---- what dlclose unmapped ---- */
+
+/* Ranges of the loaded objects' segments, in a snapshot. */
+typedef struct seg {
+    uintptr_t lo, hi;
+} seg;
+
+typedef struct segs {
+    seg *v;
+    size_t n, max;
+    int overflow;
+} segs;
+
+static int segs_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    segs *s = data;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD || !ph->p_memsz)
+            continue;
+        if (s->n == s->max) {
+            s->overflow = 1;
+            return 1;
+        }
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+        s->v[s->n++] = (seg){lo, lo + ph->p_memsz};
+    }
+    return 0;
+}
+
+#define MAX_SEGS 1024
+static seg unmapped[64];        /* written under the session lock */
+static size_t n_unmapped;       /* (published with a release store) */
+static int unmapped_overflow;   /* more than fit: any new object may reuse */
+int mt_unmapped_any;
+static unsigned long long checked_adds;    /* loader's adds, last looked at */
+
+void *mt_unwind_objects(size_t *n)
+{
+    segs s = {malloc(MAX_SEGS * sizeof(seg)), 0, MAX_SEGS, 0};
+    if (!s.v) {
+        *n = SIZE_MAX;
+        return NULL;
+    }
+    dl_iterate_phdr(segs_cb, &s);
+    *n = s.overflow ? SIZE_MAX : s.n;
+    return s.v;
+}
+
+static int listed(const seg *v, size_t n, seg g)
+{
+    for (size_t i = 0; i < n; i++)
+        if (v[i].lo == g.lo && v[i].hi == g.hi)
+            return 1;
+    return 0;
+}
+
+void mt_unwind_unmapped(void *before, size_t n)
+{
+    seg *b = before;
+    size_t m = 0;
+    seg *now = mt_unwind_objects(&m);
+    if (!b || n == SIZE_MAX || !now || m == SIZE_MAX) {
+        __atomic_store_n(&unmapped_overflow, 1, __ATOMIC_RELAXED);
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            if (listed(now, m, b[i]) || listed(unmapped, n_unmapped, b[i]))
+                continue;
+            if (n_unmapped == sizeof unmapped / sizeof *unmapped) {
+                __atomic_store_n(&unmapped_overflow, 1, __ATOMIC_RELAXED);
+                break;
+            }
+            unmapped[n_unmapped] = b[i];
+            __atomic_store_n(&n_unmapped, n_unmapped + 1, __ATOMIC_RELEASE);
+        }
+    }
+    free(now);
+    free(before);
+    if (mt_unwinder == MT_UNWIND_TRACE) {
+        /* what is mapped now is not a reuse: only what comes later */
+        __atomic_store_n(&checked_adds, mt_loader_adds(), __ATOMIC_RELAXED);
+        __atomic_store_n(&mt_unmapped_any, 1, __ATOMIC_RELEASE);
+    }
+}
+
+/* On the sampled path, before unwinding, once code has been unmapped:
+ * a dl_iterate_phdr call (~0.1 us) while nothing new is mapped; when
+ * something is, its segments against the ranges unmapped. (A library's
+ * constructors, which may allocate, run after it is counted.) */
+void mt_unwind_check_loads(void)
+{
+    unsigned long long adds = mt_loader_adds();
+    if (adds == __atomic_load_n(&checked_adds, __ATOMIC_RELAXED))
+        return;
+    __atomic_store_n(&checked_adds, adds, __ATOMIC_RELAXED);
+    size_t m = 0, nu = __atomic_load_n(&n_unmapped, __ATOMIC_ACQUIRE);
+    seg *now = mt_unwind_objects(&m);
+    int reuse = !now || m == SIZE_MAX || __atomic_load_n(&unmapped_overflow, __ATOMIC_RELAXED);
+    for (size_t i = 0; !reuse && i < m; i++)
+        for (size_t j = 0; j < nu; j++)
+            if (now[i].lo < unmapped[j].hi && unmapped[j].lo < now[i].hi)
+                reuse = 1;
+    free(now);
+    if (reuse) {
+        unw_flush_cache(unw_local_addr_space, 0, 0);
+        __atomic_store_n(&mt_unwinder, MT_UNWIND_STEP, __ATOMIC_RELAXED);
+        __atomic_store_n(&mt_unmapped_any, 0, __ATOMIC_RELAXED);
+    }
+}
+
+size_t mt_unwind_step(uint64_t *codes, size_t max)
+{
+    unw_context_t uc;
+    unw_cursor_t c;
+    size_t n = 0;
+    if (unw_getcontext(&uc) < 0 || unw_init_local(&c, &uc) < 0)
+        return 0;
+    while (n < max && unw_step(&c) > 0) {
+        unw_word_t ip;
+        if (unw_get_reg(&c, UNW_REG_IP, &ip) < 0)
+            break;
+        codes[n++] = ip;
+    }
+    return n;
 }
 
 typedef struct gcc_state {
@@ -133,8 +277,9 @@ size_t mt_unwind_keep(uint64_t *codes, size_t n)
     while (skip < n && in_new(codes[skip]))
         skip++;
     size_t out = 0;
+    uint64_t gen = __atomic_load_n(&mt_code_gen, __ATOMIC_RELAXED);
     for (size_t i = skip; i < n; i++)
-        if (codes[i] > 1 && codes[i] < ((uint64_t)1 << 62))
-            codes[out++] = codes[i];
+        if (codes[i] > 1 && codes[i] < ((uint64_t)1 << MT_CODE_ADDR_BITS))
+            codes[out++] = codes[i] | gen;
     return out;
 }

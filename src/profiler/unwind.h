@@ -16,13 +16,27 @@
 #include "profiler/profiler_int.h"
 
 extern uintptr_t mt_self_lo MT_HIDDEN, mt_self_hi MT_HIDDEN;
-extern int mt_unwind_libgcc MT_HIDDEN;          /* MEMTRACE_UNWIND=libgcc */
+
+/* Which unwinder: libunwind's unw_backtrace, which keeps a per-thread cache
+ * of frame layouts; libgcc's (MEMTRACE_UNWIND=libgcc); or libunwind one
+ * unw_step at a time, which needs no such cache (once code has been mapped
+ * where a dlclose unmapped some: unw_backtrace's caches cannot be flushed;
+ * unwind.c). */
+enum { MT_UNWIND_TRACE, MT_UNWIND_GCC, MT_UNWIND_STEP };
+extern int mt_unwinder MT_HIDDEN;
+/* Nonzero while a dlclose has unmapped code and the unwinder is still
+ * unw_backtrace: each sample first looks whether something was mapped
+ * since (mt_unwind_check_loads). */
+extern int mt_unmapped_any MT_HIDDEN;
+MT_HIDDEN void mt_unwind_check_loads(void);
 
 /* libgcc's _Unwind_Backtrace into codes, innermost first. */
 MT_HIDDEN size_t mt_unwind_gcc(uint64_t *codes, size_t max);
+/* libunwind's unw_step, frame by frame, into codes, innermost first. */
+MT_HIDDEN size_t mt_unwind_step(uint64_t *codes, size_t max);
 /* Drop the profiler's own innermost frames, then those of C++'s operator
- * new, and the addresses that are not location codes; returns how many
- * remain (moved to the front). */
+ * new, and the addresses that are not location codes; the rest, moved to
+ * the front, become codes (mt_code_gen added); returns how many. */
 MT_HIDDEN size_t mt_unwind_keep(uint64_t *codes, size_t n);
 
 /* Return addresses of the calling thread, innermost first, with the
@@ -32,12 +46,15 @@ static inline __attribute__((always_inline)) size_t mt_unwind(uint64_t *codes,
                                                              size_t max)
 {
     size_t n;
-    if (mt_unwind_libgcc) {
-        n = mt_unwind_gcc(codes, max);
-    } else {
+    if (MT_UNLIKELY(__atomic_load_n(&mt_unmapped_any, __ATOMIC_RELAXED)))
+        mt_unwind_check_loads();
+    int u = __atomic_load_n(&mt_unwinder, __ATOMIC_RELAXED);
+    if (MT_LIKELY(u == MT_UNWIND_TRACE)) {
         /* unw_backtrace fills void * slots; uint64_t has the same size. */
         int k = unw_backtrace((void **)codes, (int)max);
         n = k > 0 ? (size_t)k : 0;
+    } else {
+        n = u == MT_UNWIND_GCC ? mt_unwind_gcc(codes, max) : mt_unwind_step(codes, max);
     }
     return mt_unwind_keep(codes, n);
 }

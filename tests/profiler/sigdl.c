@@ -1,10 +1,15 @@
 /*
  * sigdl.c - allocation from signal handlers (one on an alternate signal
- * stack) and from a dlopen'ed library that is closed and opened again.
- *   sigdl PLUGIN.so
+ * stack) and from dlopen'ed libraries: PLUGIN.so, closed, then PLUGIN2.so
+ * (the same code under other names), which the loader maps at the first
+ * one's address, closed, then PLUGIN.so again. Prints whether the second
+ * library did land at the first one's address (the case to test: the same
+ * return addresses naming other functions).
+ *   sigdl PLUGIN.so PLUGIN2.so
  */
 #include <dlfcn.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +29,7 @@ static void handler(int sig)
 
 int main(int argc, char **argv)
 {
-    if (argc != 2)
+    if (argc != 3)
         return 2;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -42,18 +47,23 @@ int main(int argc, char **argv)
         free(p);
     }
     long total = 0;
-    for (int round = 0; round < 2; round++) {
-        void *h = dlopen(argv[1], RTLD_NOW);
+    uintptr_t base[3] = {0};
+    for (int round = 0; round < 3; round++) {
+        void *h = dlopen(argv[round == 1 ? 2 : 1], RTLD_NOW);
         if (!h) {
             fprintf(stderr, "dlopen: %s\n", dlerror());
             return 1;
         }
         long (*run)(long) = (long (*)(long))dlsym(h, "plugin_run");
-        if (!run)
+        Dl_info info;
+        if (!run || !dladdr((void *)(uintptr_t)run, &info))
             return 1;
+        base[round] = (uintptr_t)info.dli_fbase;
         total += run(4L << 20);
         dlclose(h);
     }
+    printf("second library at the first one's address: %s\n",
+           base[1] == base[0] ? "yes" : "no");
     printf("handled %d signals, plugin allocated %ld bytes\n", (int)handled, total);
     return handled == 2000 ? 0 : 1;
 }

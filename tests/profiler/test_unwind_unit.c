@@ -1,0 +1,89 @@
+/*
+ * test_unwind_unit.c - unwind.c's watch over unmapped code (a dlclose
+ * that unmaps a library, then another library mapped where it was: from
+ * then on unw_backtrace's unflushable caches are not used), and the
+ * step-by-step unwinder it changes to. The libraries are opened and closed
+ * here directly; in a traced program the interposed dlclose does the same
+ * calls (session.c, mt_dlclose).
+ *   profiler_unwind_unit PLUGIN.so PLUGIN2.so
+ */
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "profiler/unwind.h"
+
+static int fails;
+
+#define CHECK(cond, ...)                                                    \
+    do {                                                                    \
+        if (!(cond)) {                                                      \
+            printf("FAIL %s:%d: ", __FILE__, __LINE__);                     \
+            printf(__VA_ARGS__);                                            \
+            printf("\n");                                                   \
+            fails++;                                                        \
+        }                                                                   \
+    } while (0)
+
+/* The base address of the library `path`, opened; its handle in *h. */
+static uintptr_t open_at(const char *path, void **h)
+{
+    Dl_info info;
+    *h = dlopen(path, RTLD_NOW);
+    void *f = *h ? dlsym(*h, "plugin_run") : NULL;
+    if (!f || !dladdr(f, &info)) {
+        printf("FAIL cannot open %s: %s\n", path, dlerror());
+        exit(1);
+    }
+    return (uintptr_t)info.dli_fbase;
+}
+
+__attribute__((noinline)) static size_t step_here(uint64_t *codes, size_t max)
+{
+    size_t n = mt_unwind_step(codes, max);
+    __asm__ volatile("" ::: "memory");      /* not a tail call */
+    return n;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 3)
+        return 2;
+    void *h;
+    uintptr_t a = open_at(argv[1], &h);
+    size_t n;
+    void *before = mt_unwind_objects(&n);
+    CHECK(before && n > 0 && n != SIZE_MAX, "segments listed: %zu", n);
+    dlclose(h);
+    mt_unwind_unmapped(before, n);
+    CHECK(mt_unmapped_any && mt_unwinder == MT_UNWIND_TRACE,
+          "after the unmap: watching %d, unwinder %d", mt_unmapped_any, mt_unwinder);
+    mt_unwind_check_loads();        /* nothing mapped since */
+    CHECK(mt_unmapped_any && mt_unwinder == MT_UNWIND_TRACE,
+          "nothing new mapped: watching %d, unwinder %d", mt_unmapped_any, mt_unwinder);
+    uintptr_t b = open_at(argv[2], &h);
+    CHECK(a == b, "the second library is not at the first one's address (%#lx, %#lx): "
+                  "the case is not tested", (unsigned long)a, (unsigned long)b);
+    mt_unwind_check_loads();
+    CHECK(!mt_unmapped_any && mt_unwinder == MT_UNWIND_STEP,
+          "code mapped where code was: watching %d, unwinder %d (want %d)",
+          mt_unmapped_any, mt_unwinder, MT_UNWIND_STEP);
+    if (!fails)
+        printf("ok   a library mapped over an unmapped one changes the unwinder\n");
+
+    /* The step-by-step unwinder: its frames, innermost first, reach main
+     * (a return address within main's first 4 KiB: main is smaller). */
+    uint64_t codes[64];
+    size_t k = step_here(codes, 64);
+    int found = 0;
+    for (size_t i = 0; i < k; i++)
+        if (codes[i] - (uintptr_t)main < 4096)
+            found = 1;
+    CHECK(k >= 2 && found, "unw_step: %zu frames, main %s", k, found ? "found" : "not found");
+    if (k >= 2 && found)
+        printf("ok   unw_step unwinder: %zu frames up to main\n", k);
+    dlclose(h);
+    printf("%s\n", fails ? "FAILED" : "all unwinder unit tests passed");
+    return fails ? 1 : 0;
+}
