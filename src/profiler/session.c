@@ -1098,7 +1098,7 @@ int mt_dlclose(int (*real)(void *), void *handle)
         drain_all();
         session_unlock();
     }
-    unsigned long long subs = mt_loader_subs();
+    unsigned long long subs = mt_loader_subs(), adds = mt_loader_adds();
     size_t nobj;
     void *objs = mt_unwind_objects(&nobj);
     mt_leave(t);
@@ -1112,7 +1112,7 @@ int mt_dlclose(int (*real)(void *), void *handle)
             gen = (uint64_t)1 << MT_CODE_ADDR_BITS;
         __atomic_store_n(&mt_code_gen, gen, __ATOMIC_RELAXED);
         mt_symbolize_unloaded();
-        mt_unwind_unmapped(objs, nobj);
+        mt_unwind_unmapped(objs, nobj, adds);
         session_unlock();
     } else {
         free(objs);

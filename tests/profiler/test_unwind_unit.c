@@ -53,10 +53,11 @@ int main(int argc, char **argv)
     void *h;
     uintptr_t a = open_at(argv[1], &h);
     size_t n;
+    unsigned long long adds = mt_loader_adds();
     void *before = mt_unwind_objects(&n);
     CHECK(before && n > 0 && n != SIZE_MAX, "segments listed: %zu", n);
     dlclose(h);
-    mt_unwind_unmapped(before, n);
+    mt_unwind_unmapped(before, n, adds);
     CHECK(mt_unmapped_any && mt_unwinder == MT_UNWIND_TRACE,
           "after the unmap: watching %d, unwinder %d", mt_unmapped_any, mt_unwinder);
     mt_unwind_check_loads();        /* nothing mapped since */
