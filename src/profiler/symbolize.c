@@ -146,7 +146,7 @@ unsigned long long mt_loader_subs(void)
     return loader_count(1);
 }
 
-static void symtabs_free(void);
+static void symtabs_keep_reported(void);
 
 static void report(void)
 {
@@ -159,17 +159,18 @@ static void report(void)
             return;
         dwfl_report_begin(dwfl);
     } else if (unloaded) {
-        /* every module reported again: those that are gone are dropped
-         * (their symbol tables with them) */
-        symtabs_free();
+        /* every module reported again: those that are gone are dropped */
         dwfl_report_begin(dwfl);
     } else {
         dwfl_report_begin_add(dwfl);
     }
+    int full = unloaded;
     unloaded = 0;
     reported_adds = mt_loader_adds();
     dwfl_linux_proc_report(dwfl, getpid());
     dwfl_report_end(dwfl, NULL, NULL);
+    if (full)
+        symtabs_keep_reported();
 }
 
 static Dwfl_Module *module_of(Dwarf_Addr pc)
@@ -413,6 +414,36 @@ static const char *symbol_at(Dwfl_Module *mod, uint64_t pc)
         if (t->v[i].size && pc - t->v[i].lo < t->v[i].size)
             return t->v[i].name;
     return sizeless;
+}
+
+/* After modules were dropped: the symbol tables of those that are still
+ * reported are kept (libdwfl keeps a module reported again as it was, at
+ * the same address: libc's table is not sorted again at every dlclose);
+ * the others go, before their freed modules' addresses can be reused. */
+static int note_module(Dwfl_Module *mod, void **userdata, const char *name,
+                       Dwarf_Addr start, void *arg)
+{
+    (void)userdata, (void)name, (void)start;
+    for (size_t i = 0; i < nsymtabs; i++)
+        if (symtabs[i].mod == mod)
+            ((char *)arg)[i] = 1;
+    return DWARF_CB_OK;
+}
+
+static void symtabs_keep_reported(void)
+{
+    char *live = calloc(nsymtabs ? nsymtabs : 1, 1);
+    if (live)
+        dwfl_getmodules(dwfl, note_module, live, 0);
+    size_t n = 0;
+    for (size_t i = 0; i < nsymtabs; i++) {
+        if (live && live[i])
+            symtabs[n++] = symtabs[i];
+        else
+            free(symtabs[i].v);
+    }
+    nsymtabs = n;
+    free(live);
 }
 
 static void symtabs_free(void)

@@ -349,6 +349,16 @@ signal_dlopen)
   # 1000 handlers ran on the normal stack (sampled); those on the alternate
   # stack are never sampled (a small stack is no place for unwinding).
   within "signal handler allocations (normal stack)" "${H:-0}" $((1000 * 8 * 4096)) 1e-2
+  # The plugins' case while three threads sample: the two plugins opened and
+  # closed alternately 300 times, 150 x 64 KiB each.
+  RUNOPTS=(--rate 1e-2)
+  same_run dlthreads "$BIN/profiler_dlthreads" "$BIN/libprofiler_plugin.so" "$BIN/libprofiler_plugin2.so"
+  "$CLI" top --by line --json dlthreads.ctf > top.json
+  l=$(line_of "$SRC/plugin.c" "SITE_PLUGIN")
+  P=$(json_site top.json "plugin_block ($SRC/plugin.c:$l)" allocated_bytes)
+  Q=$(json_site top.json "other_block ($SRC/plugin.c:$l)" allocated_bytes)
+  within "plugin 1 opened 150 times beside sampling threads" "${P:-0}" $((150 * 65536)) 1e-2
+  within "plugin 2 opened 150 times beside sampling threads" "${Q:-0}" $((150 * 65536)) 1e-2
   # A SIGTERM handler that calls exit(): the signal often lands inside the
   # profiler (at this rate), whose exit code must not wait for the locks the
   # interrupted code holds (12 runs in 30 hung).
