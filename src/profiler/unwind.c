@@ -209,7 +209,7 @@ void mt_unwind_unmapped(void *before, size_t n, unsigned long long adds)
 }
 
 /* On the sampled path, before unwinding, once code has been unmapped:
- * a dl_iterate_phdr call (~20-40 ns) while nothing new is mapped; when
+ * a dl_iterate_phdr call (~15-40 ns) while nothing new is mapped; when
  * something is, its segments against the ranges unmapped. (A library's
  * constructors, which may allocate, run after it is counted.) */
 void mt_unwind_check_loads(void)

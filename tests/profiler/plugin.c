@@ -1,6 +1,7 @@
 /*
- * plugin.c - a library that sigdl.c opens with dlopen, runs, and closes:
- * plugin_run allocates `total` bytes in 1 KiB blocks and frees them.
+ * plugin.c - a library that sigdl.c and dlthreads.c open with dlopen, run,
+ * and close: plugin_run allocates `total` bytes in 1 KiB blocks and frees
+ * them.
  * Built twice: as libprofiler_plugin.so, and with PLUGIN_BLOCK=other_block
  * as libprofiler_plugin2.so, the same code under another name, which the
  * loader maps where the first one was once it is closed: the same return
