@@ -18,6 +18,7 @@
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
+#include <limits.h>
 #include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -148,6 +149,51 @@ unsigned long long mt_loader_subs(void)
 
 static void symtabs_keep_reported(void);
 
+/* One loaded object, as the loader has it: its file and the range its
+ * segments take, reported as /proc/self/maps would show it (from the
+ * first segment's page); libdwfl finds the file (find_elf) when it needs
+ * it, and a module reported again as it was is kept. The program itself
+ * comes first, named "" (its file is /proc/self/exe); objects without a
+ * path (the vDSO) are left out. */
+static int report_object(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    int *first = data;
+    const char *path = info->dlpi_name;
+    char exe[PATH_MAX];
+    if (*first) {
+        *first = 0;
+        if (!path || !*path) {
+            ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
+            if (k <= 0)
+                return 0;
+            exe[k] = 0;
+            path = exe;
+        }
+    }
+    if (!path || !strchr(path, '/'))
+        return 0;
+    uintptr_t lo = UINTPTR_MAX, hi = 0, page = (uintptr_t)getpagesize();
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD)
+            continue;
+        uintptr_t a = info->dlpi_addr + ph->p_vaddr;
+        if ((a & ~(page - 1)) < lo)
+            lo = a & ~(page - 1);
+        if (a + ph->p_memsz > hi)
+            hi = a + ph->p_memsz;
+    }
+    if (lo < hi)
+        dwfl_report_module(dwfl, path, lo, hi);
+    return 0;
+}
+
+/* The process's modules, from the loader's list rather than from
+ * /proc/self/maps: the maps also show libdw's own mappings of the files
+ * it reads, one of which, just below a small library, made libdwfl place
+ * that library 16 KiB too low when it read the maps again (its symbols
+ * were lost after a dlclose). */
 static void report(void)
 {
     if (!dwfl) {
@@ -167,7 +213,8 @@ static void report(void)
     int full = unloaded;
     unloaded = 0;
     reported_adds = mt_loader_adds();
-    dwfl_linux_proc_report(dwfl, getpid());
+    int first = 1;
+    dl_iterate_phdr(report_object, &first);
     dwfl_report_end(dwfl, NULL, NULL);
     if (full)
         symtabs_keep_reported();
@@ -182,9 +229,9 @@ static Dwfl_Module *module_of(Dwarf_Addr pc)
     Dwfl_Module *m = dwfl_addrmodule(dwfl, pc);
     if (m)
         return m;
-    /* Loaded since the last look at /proc/self/maps (dlopen)? Look again
-     * only then: JIT code, in no module, does not make us read the maps at
-     * every new code. (dl_iterate_phdr takes the loader's list lock, which
+    /* Loaded since the last look at the loader's list (dlopen)? Look
+     * again only then: JIT code, in no module, does not make us list the
+     * objects at every new code. (dl_iterate_phdr takes the loader's list lock, which
      * is never held around a malloc, so it cannot wait for our lock.) */
     if (mt_loader_adds() == reported_adds)
         return NULL;

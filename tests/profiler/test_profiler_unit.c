@@ -178,7 +178,8 @@ static int no_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
     return -1;
 }
 
-static void test_symbols_like_dwfl(void)
+/* gen: the code generation of the codes asked (profiler_int.h). */
+static void test_symbols_like_dwfl(uint64_t gen)
 {
     span text = {0, 0};
     dl_iterate_phdr(libc_text, &text);
@@ -199,7 +200,7 @@ static void test_symbols_like_dwfl(void)
         const char *want = m ? dwfl_module_addrname(m, pc) : NULL;
         const mt_location *l;
         size_t n;
-        mt_symbolize(NULL, pc + 1, &l, &n);    /* a code is a return address */
+        mt_symbolize(NULL, (pc + 1) | gen, &l, &n);    /* a code is a return address */
         const char *got = n == 1 ? l[0].function : "?";
         if (want) {
             named++;
@@ -289,7 +290,26 @@ static void test_symbolize(void)
     CHECK(n == 1 && strcmp(l[0].function, "0x10") == 0, "unmapped: %s@%s", l[0].function,
           l[0].filename);
     printf("ok   symbolizer: DWARF lines, inlined chain, long names, ELF symbol fallback, module+address, unmapped code\n");
-    test_symbols_like_dwfl();
+    test_symbols_like_dwfl(0);
+
+    /* After a dlclose that unmapped something: every module reported
+     * again (the symbol tables of those still there kept), and codes of a
+     * new generation, the same addresses, resolved afresh to the same
+     * locations. */
+    mt_symbolize_unloaded();
+    const uint64_t gen = (uint64_t)1 << MT_CODE_ADDR_BITS;
+    code = direct_caller() | gen;
+    mt_symbolize(NULL, code, &l, &n);
+    CHECK(n == 1 && strcmp(l[0].function, "direct_caller") == 0 &&
+              l[0].line == line_of("LINE_DIRECT"),
+          "after an unload, generation 1: %zu locations, %s:%d", n, l[0].function, l[0].line);
+    code = nodebug_return_address() | gen;
+    mt_symbolize(NULL, code, &l, &n);
+    CHECK(n == 1 && strcmp(l[0].function, "nodebug_function") == 0,
+          "after an unload, no debug info: %s", l[0].function);
+    test_symbols_like_dwfl(2 * gen);
+    if (!fails)
+        printf("ok   after an unload: modules reported again, new generation's codes named alike\n");
     mt_symbolize_reset();
 }
 

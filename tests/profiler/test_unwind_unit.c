@@ -16,6 +16,12 @@
 
 static int fails;
 
+/* unwind.c's segment: what mt_unwind_objects lists and mt_unwind_unmapped
+ * takes (two addresses, start and end). */
+typedef struct {
+    uintptr_t lo, hi;
+} seg_t;
+
 #define CHECK(cond, ...)                                                    \
     do {                                                                    \
         if (!(cond)) {                                                      \
@@ -85,6 +91,22 @@ int main(int argc, char **argv)
     if (k >= 2 && found)
         printf("ok   unw_step unwinder: %zu frames up to main\n", k);
     dlclose(h);
+
+    /* More unmapped segments than can be kept: then any new mapping is
+     * taken for a reuse. Back to unw_backtrace, with the second library
+     * closed (nothing mapped over the first's place), 100 segments of a
+     * low range where nothing is mapped are reported gone. */
+    mt_unwinder = MT_UNWIND_TRACE;
+    seg_t *fake = malloc(100 * sizeof *fake);
+    for (int i = 0; i < 100; i++)
+        fake[i] = (seg_t){0x100000 + 0x1000 * (uintptr_t)i, 0x100800 + 0x1000 * (uintptr_t)i};
+    mt_unwind_unmapped(fake, 100, mt_loader_adds());
+    int fails_before = fails;
+    mt_unwind_check_loads();
+    CHECK(mt_unwinder == MT_UNWIND_STEP, "more unmapped segments than kept: unwinder %d (want %d)",
+          mt_unwinder, MT_UNWIND_STEP);
+    if (fails == fails_before)
+        printf("ok   more unmapped segments than kept: any mapping counts as a reuse\n");
     printf("%s\n", fails ? "FAILED" : "all unwinder unit tests passed");
     return fails ? 1 : 0;
 }
