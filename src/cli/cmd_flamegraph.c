@@ -220,7 +220,8 @@ static int64_t intern(fg *g, const char *s, size_t n)
     size_t j = fnv1a(FNV_OFFSET, s, n) & mask;
     for (; g->name_slots[j]; j = (j + 1) & mask) {
         const name_rec *nr = &g->names[g->name_slots[j] - 1];
-        if (nr->len == n && memcmp(g->text + nr->off, s, n) == 0)
+        /* (an empty name may be the first: text is then still NULL) */
+        if (nr->len == n && (n == 0 || memcmp(g->text + nr->off, s, n) == 0))
             return g->name_slots[j] - 1;
     }
     if (g->text_len + n > UINT32_MAX || g->nnames >= UINT32_MAX - 1)
@@ -239,7 +240,8 @@ static int64_t intern(fg *g, const char *s, size_t n)
     }
     if (grow_array(&g->text, &g->text_cap, g->text_len + n, 1))
         return -1;
-    memcpy(g->text + g->text_len, s, n);
+    if (n)
+        memcpy(g->text + g->text_len, s, n);
     size_t id = g->nnames++;
     g->names[id].off = (uint32_t)g->text_len;
     g->names[id].len = (uint32_t)n;

@@ -188,11 +188,12 @@ int rp_tree_build(rp_tree *t, rp_profile *p, const mt_filter *f, size_t nbins)
             t->nodes[n->parent].self[k] += n->self[k];
         memset(n->self, 0, sizeof n->self);
     }
-    /* time bins: the root and the nodes heavy in a bin (all kept) */
+    /* time bins: the root and the kept nodes heavy in a bin. (A heavy node
+     * has heavy ancestors, so all are kept, unless a trace's negative
+     * sample counts made an ancestor's sum smaller than the node's.) */
     for (size_t i = 0; i < t->nnodes; i++) {
         rp_node *n = &t->nodes[i];
-        if (i == 0 || n->binned)
-            n->binned = (uint32_t)++t->nbinned;
+        n->binned = i == 0 || (n->binned && n->keep) ? (uint32_t)++t->nbinned : 0;
     }
     t->node_bins = calloc(t->nbinned * t->nbins, sizeof *t->node_bins);
     t->binned_nodes = calloc(t->nbinned, sizeof *t->binned_nodes);
