@@ -4,8 +4,9 @@
 # negative and huge lengths and sample counts, empty names, codes without
 # locations, 400-frame and empty backtraces, v002 and v003), SEEDS seeds.
 # For each trace:
-#   * every command exits 0 with no crash or sanitizer report (the trace is
-#     valid: odd contents are for `check` to warn about, not errors);
+#   * every command (some with filters) exits 0 with no crash or sanitizer
+#     report (the trace is valid: odd contents are for `check` to warn
+#     about, not errors);
 #   * dump prints one line per event written, check counts them and the
 #     allocations;
 #   * copy (to the same format version) gives the file back byte for byte;
@@ -20,7 +21,12 @@ seeds=${SECTION:-40}
 
 cmds=("dump" "info" "info --json" "check" "flamegraph" "flamegraph --inverted"
       "flamegraph --bytes" "hotspots" "top" "top --json" "live" "live --json" "diff"
-      "speedscope" "pprof" "report" "copy" "subsample" "strip-names")
+      "speedscope" "pprof" "report" "copy" "subsample" "strip-names"
+      # filters: a first pass for the peak, lifetimes of collected-twice objects
+      "top --live-at peak" "top --live-at end --min-size 8" "live --max-lifetime 10"
+      "flamegraph --in f1 --hide f2" "hotspots --live-at peak" "report --live-at peak"
+      "pprof --min-lifetime 1 --source major" "speedscope --not-in f3"
+      "diff --source external")
 
 for seed in $(seq 1 "$seeds"); do
   tr=$T/odd-$seed.ctf
