@@ -360,9 +360,12 @@ static int name_hidden(fg *g, uint32_t nm)
         const char *t = g->text + g->names[nm].off;
         size_t len = g->names[nm].len;
         g->hidden[nm] = 1;
-        for (size_t q = 0; q < g->filter->nhide; q++)
-            if (memmem(t, len, g->filter->hide[q], strlen(g->filter->hide[q])))
+        for (size_t q = 0; q < g->filter->nhide; q++) {
+            size_t hl = strlen(g->filter->hide[q]);
+            /* (t is NULL while every name so far is empty) */
+            if (hl == 0 || (len && memmem(t, len, g->filter->hide[q], hl)))
                 g->hidden[nm] = 2;
+        }
     }
     return g->hidden[nm] == 2;
 }
@@ -660,7 +663,7 @@ static int cmp_children(const void *a, const void *b)
     const name_rec *x = &sort_g->names[sort_g->nodes[*(const uint32_t *)a].name];
     const name_rec *y = &sort_g->names[sort_g->nodes[*(const uint32_t *)b].name];
     size_t n = x->len < y->len ? x->len : y->len;
-    int c = memcmp(sort_g->text + x->off, sort_g->text + y->off, n);
+    int c = n ? memcmp(sort_g->text + x->off, sort_g->text + y->off, n) : 0;
     if (c)
         return c;
     return x->len < y->len ? -1 : x->len > y->len;

@@ -6,8 +6,9 @@
  * produce objects collected twice or promoted after their collection,
  * promotes of major or external objects, lengths of 0, 2^40 or -5 words,
  * sample counts of 0 or -3, empty and 400-frame backtraces, codes with no
- * location, empty file and function names, v002 or v003, and hour-long
- * gaps between events. The analysis commands must cope with all of it.
+ * location, empty file and function names, names with bytes that output
+ * formats must escape, a 3000-byte name, v002 or v003, and hour-long gaps
+ * between events. The analysis commands must cope with all of it.
  * Prints "events N allocs A" (what was written) on stdout.
  */
 #include <fcntl.h>
@@ -31,6 +32,11 @@ static uint64_t rnd(void)      /* xorshift64 */
 }
 
 static char names[NCODES][3][2][24];   /* [pattern][frame][file, function] */
+/* bytes that formats must escape: quotes, backslash, tab, a control
+ * character, markup, a folded-stack separator, UTF-8 and a byte that is not
+ * (no newline: dump prints names as they are, one event a line) */
+static const char nasty[] = "q\"b\\s\tc\001</script><b>&amp;;x y \xc3\xa9\xff";
+static char long_name[3001];
 static mt_location locs[NCODES][3];
 
 /* Code c's locations: none, or one to three inlined frames. */
@@ -50,6 +56,7 @@ int main(int argc, char **argv)
         return 2;
     }
     state = strtoull(argv[2], NULL, 10) * 2654435761u + 1;
+    memset(long_name, 'n', sizeof long_name - 1);
     for (int i = 0; i < NCODES; i++)
         for (int j = 0; j < 3; j++) {
             /* empty file names every 7th pattern, empty functions every
@@ -60,6 +67,10 @@ int main(int argc, char **argv)
                 snprintf(names[i][j][1], 24, "f%d_%d", i % 9, j);
             locs[i][j].filename = names[i][j][0];
             locs[i][j].function = names[i][j][1];
+            if (i == 10)
+                locs[i][j].function = nasty;
+            if (i == 13 && j == 0)
+                locs[i][j].filename = locs[i][j].function = long_name;
             locs[i][j].line = (int)(rnd() % 100000);
             locs[i][j].start_char = (int)(rnd() % 256);
             locs[i][j].end_char = (int)(rnd() % 1024);

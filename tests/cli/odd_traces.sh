@@ -2,13 +2,15 @@
 # Every command that reads a trace, on well-formed traces with odd contents
 # (gen_odd.c: objects collected twice, promotes after collects, zero,
 # negative and huge lengths and sample counts, empty names, codes without
-# locations, 400-frame and empty backtraces, v002 and v003), SEEDS seeds.
+# locations, names that need escaping, 400-frame and empty backtraces, v002
+# and v003), SEEDS seeds.
 # For each trace:
 #   * every command (some with filters) exits 0 with no crash or sanitizer
 #     report (the trace is valid: odd contents are for `check` to warn
 #     about, not errors);
 #   * dump prints one line per event written, check counts them and the
-#     allocations;
+#     allocations; JSON outputs parse (names with quotes, control bytes and
+#     bytes that are not UTF-8 are escaped);
 #   * copy (to the same format version) gives the file back byte for byte;
 #     a v002 trace copied to v003 and back too.
 # Arguments: --cli PATH --gen PATH (gen_odd) [SEEDS, default 40]
@@ -20,7 +22,8 @@ setup odd GEN
 seeds=${SECTION:-40}
 
 cmds=("dump" "info" "info --json" "check" "flamegraph" "flamegraph --inverted"
-      "flamegraph --bytes" "hotspots" "top" "top --json" "live" "live --json" "diff"
+      "flamegraph --bytes" "hotspots" "hotspots --json" "top" "top --json" "live"
+      "live --json" "diff"
       "speedscope" "pprof" "report" "copy" "subsample" "strip-names"
       # filters: a first pass for the peak, lifetimes of collected-twice objects
       "top --live-at peak" "top --live-at end --min-size 8" "live --max-lifetime 10"
@@ -49,6 +52,14 @@ for seed in $(seq 1 "$seeds"); do
     run "${words[@]}" "${args[@]}"
     if crashed || [ "$RC" -ne 0 ]; then
       fail "seed $seed: memtrace $c exited $RC"; show_err 10; bad=1; continue
+    fi
+    json=
+    case $c in
+      *--json*) json=$T/out ;;
+      speedscope*) json=$T/out.bin ;;
+    esac
+    if [ -n "$json" ] && ! python3 -m json.tool "$json" > /dev/null 2> "$T/jerr"; then
+      fail "seed $seed: memtrace $c: not JSON (or not UTF-8): $(head -c 200 "$T/jerr")"; bad=1
     fi
     case $c in
       dump)
