@@ -8,7 +8,8 @@
  * sample counts of 0 or -3, empty and 400-frame backtraces, codes with no
  * location, empty file and function names, names with bytes that output
  * formats must escape, a 3000-byte name, v002 or v003 (of one, two or
- * three domains, which share object ids), and hour-long gaps between events. The analysis commands must cope with all of it.
+ * three domains, which share object ids), and hour-long gaps between
+ * events. The analysis commands must cope with all of it.
  * Prints "events N allocs A domains D" (what was written) on stdout.
  */
 #include <errno.h>
@@ -50,8 +51,9 @@ static int locate(void *ctx, uint64_t code, const mt_location **out, size_t *n)
     return 0;
 }
 
-/* The file all domains' writers write to; drop: the first packet (the
- * trace info, written by the first writer only) is not written again. */
+/* Where each domain's writer writes: the one file. drop: the writer's
+ * first packet (its trace info; the first writer's is the file's) is left
+ * out. */
 typedef struct sink {
     int fd, drop;
 } sink;
