@@ -360,12 +360,11 @@ static int name_hidden(fg *g, uint32_t nm)
         const char *t = g->text + g->names[nm].off;
         size_t len = g->names[nm].len;
         g->hidden[nm] = 1;
-        for (size_t q = 0; q < g->filter->nhide; q++) {
-            size_t hl = strlen(g->filter->hide[q]);
-            /* (t is NULL while every name so far is empty) */
-            if (hl == 0 || (len && memmem(t, len, g->filter->hide[q], hl)))
+        /* (t is NULL while every name so far is empty; --hide is never
+         * empty, so an empty name is never hidden) */
+        for (size_t q = 0; q < g->filter->nhide && len; q++)
+            if (memmem(t, len, g->filter->hide[q], strlen(g->filter->hide[q])))
                 g->hidden[nm] = 2;
-        }
     }
     return g->hidden[nm] == 2;
 }

@@ -149,8 +149,11 @@ MT_HIDDEN void mt_unwind_init(void);
  * segments before it (*n is SIZE_MAX if they could not all be listed);
  * after it, under the session lock, those that are gone are remembered,
  * given the segments and the loader's adds before it (before is freed). */
-MT_HIDDEN void *mt_unwind_objects(size_t *n);
-MT_HIDDEN void mt_unwind_unmapped(void *before, size_t n, unsigned long long adds);
+typedef struct mt_unwind_seg {
+    uintptr_t lo, hi;              /* a segment's addresses: [lo, hi) */
+} mt_unwind_seg;
+MT_HIDDEN mt_unwind_seg *mt_unwind_objects(size_t *n);
+MT_HIDDEN void mt_unwind_unmapped(mt_unwind_seg *before, size_t n, unsigned long long adds);
 
 /* Location codes are return addresses; after the n-th library unmapped by
  * dlclose, a code also carries n (mod 2^14) in bits 48-61, so that an

@@ -1100,7 +1100,7 @@ int mt_dlclose(int (*real)(void *), void *handle)
     }
     unsigned long long subs = mt_loader_subs(), adds = mt_loader_adds();
     size_t nobj;
-    void *objs = mt_unwind_objects(&nobj);
+    mt_unwind_seg *objs = mt_unwind_objects(&nobj);
     mt_leave(t);
     int r = real(handle);
     mt_enter(t);

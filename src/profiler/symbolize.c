@@ -231,8 +231,9 @@ static Dwfl_Module *module_of(Dwarf_Addr pc)
         return m;
     /* Loaded since the last look at the loader's list (dlopen)? Look
      * again only then: JIT code, in no module, does not make us list the
-     * objects at every new code. (dl_iterate_phdr takes the loader's list lock, which
-     * is never held around a malloc, so it cannot wait for our lock.) */
+     * objects at every new code. (dl_iterate_phdr takes the loader's list
+     * lock, which is never held around a malloc, so it cannot wait for
+     * our lock.) */
     if (mt_loader_adds() == reported_adds)
         return NULL;
     report();

@@ -122,9 +122,7 @@ const char *mt_unwind_name(void)
 /* ---- what dlclose unmapped ---- */
 
 /* Ranges of the loaded objects' segments, in a snapshot. */
-typedef struct seg {
-    uintptr_t lo, hi;
-} seg;
+typedef mt_unwind_seg seg;
 
 typedef struct segs {
     seg *v;
@@ -157,7 +155,7 @@ static int unmapped_overflow;   /* more than fit: any new object may reuse */
 int mt_unmapped_any;
 static unsigned long long checked_adds;    /* loader's adds, last looked at */
 
-void *mt_unwind_objects(size_t *n)
+seg *mt_unwind_objects(size_t *n)
 {
     segs s = {malloc(MAX_SEGS * sizeof(seg)), 0, MAX_SEGS, 0};
     if (!s.v) {
@@ -177,24 +175,23 @@ static int listed(const seg *v, size_t n, seg g)
     return 0;
 }
 
-void mt_unwind_unmapped(void *before, size_t n, unsigned long long adds)
+void mt_unwind_unmapped(seg *before, size_t n, unsigned long long adds)
 {
-    seg *b = before;
     size_t m = 0;
     seg *now = mt_unwind_objects(&m);
     /* Something mapped meanwhile (another thread's dlopen) may sit where
      * the closed library was, with the same segments: assume it does. */
-    if (!b || n == SIZE_MAX || !now || m == SIZE_MAX || mt_loader_adds() != adds) {
+    if (!before || n == SIZE_MAX || !now || m == SIZE_MAX || mt_loader_adds() != adds) {
         __atomic_store_n(&unmapped_overflow, 1, __ATOMIC_RELAXED);
     } else {
         for (size_t i = 0; i < n; i++) {
-            if (listed(now, m, b[i]) || listed(unmapped, n_unmapped, b[i]))
+            if (listed(now, m, before[i]) || listed(unmapped, n_unmapped, before[i]))
                 continue;
             if (n_unmapped == sizeof unmapped / sizeof *unmapped) {
                 __atomic_store_n(&unmapped_overflow, 1, __ATOMIC_RELAXED);
                 break;
             }
-            unmapped[n_unmapped] = b[i];
+            unmapped[n_unmapped] = before[i];
             __atomic_store_n(&n_unmapped, n_unmapped + 1, __ATOMIC_RELEASE);
         }
     }

@@ -16,12 +16,6 @@
 
 static int fails;
 
-/* unwind.c's segment: what mt_unwind_objects lists and mt_unwind_unmapped
- * takes (two addresses, start and end). */
-typedef struct {
-    uintptr_t lo, hi;
-} seg_t;
-
 #define CHECK(cond, ...)                                                    \
     do {                                                                    \
         if (!(cond)) {                                                      \
@@ -60,7 +54,7 @@ int main(int argc, char **argv)
     uintptr_t a = open_at(argv[1], &h);
     size_t n;
     unsigned long long adds = mt_loader_adds();
-    void *before = mt_unwind_objects(&n);
+    mt_unwind_seg *before = mt_unwind_objects(&n);
     CHECK(before && n > 0 && n != SIZE_MAX, "segments listed: %zu", n);
     dlclose(h);
     mt_unwind_unmapped(before, n, adds);
@@ -97,9 +91,9 @@ int main(int argc, char **argv)
      * closed (nothing mapped over the first's place), 100 segments of a
      * low range where nothing is mapped are reported gone. */
     mt_unwinder = MT_UNWIND_TRACE;
-    seg_t *fake = malloc(100 * sizeof *fake);
+    mt_unwind_seg *fake = malloc(100 * sizeof *fake);
     for (int i = 0; i < 100; i++)
-        fake[i] = (seg_t){0x100000 + 0x1000 * (uintptr_t)i, 0x100800 + 0x1000 * (uintptr_t)i};
+        fake[i] = (mt_unwind_seg){0x100000 + 0x1000 * (uintptr_t)i, 0x100800 + 0x1000 * (uintptr_t)i};
     mt_unwind_unmapped(fake, 100, mt_loader_adds());
     int fails_before = fails;
     mt_unwind_check_loads();
