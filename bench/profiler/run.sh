@@ -3,8 +3,8 @@
 #  1. price of one sampled allocation (20 frames deep) with each unwinder:
 #     unwind_cost with every allocation sampled (MEMTRACE_RATE=1) minus the
 #     plain run, divided by the number of allocations;
-#  2. binary_trees, a 2-thread malloc stress and a loop over a 1 MB
-#     buffer (big_buffers) run plain, under
+#  2. binary_trees, a 2-thread malloc stress, a loop over a 1 MB buffer
+#     (big_buffers) and 20 000 short threads (thread_churn) run plain, under
 #     `memtrace run` at the default rate, at --every 4096, and under
 #     heaptrack (if installed), RUNS times each (default 5), interleaved;
 #     median wall time, median CPU time (user + system, which the other
@@ -23,7 +23,7 @@ LIB=$BUILD/libmemtrace_preload.so
 [ -x "$CLI" ] && [ -f "$LIB" ] || { echo "build first: $CLI, $LIB"; exit 1; }
 W=$(mktemp -d "${TMPDIR:-/tmp}/memtrace-bench.XXXXXX")
 trap 'rm -rf "$W"' EXIT
-for p in unwind_cost binary_trees malloc_stress big_buffers; do
+for p in unwind_cost binary_trees malloc_stress big_buffers thread_churn; do
   gcc -O2 -g -o "$W/$p" "$HERE/$p.c" -lpthread
 done
 
@@ -105,3 +105,5 @@ echo
 bench malloc_stress_2x20M "$W/malloc_stress" 20000000
 echo
 bench big_buffers_3000x1MB "$W/big_buffers" 3000 1000000
+echo
+bench thread_churn_20000 "$W/thread_churn" 20000

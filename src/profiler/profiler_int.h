@@ -43,6 +43,7 @@ typedef struct mt_thread {
     void *rcache[MT_RCACHE_CLASSES];        /* region.c: freed small blocks */
     uint8_t rcount[MT_RCACHE_CLASSES];      /* kept by this thread, by size */
     uint8_t rc_keyed;       /* region.c: given back when the thread ends    */
+    uint8_t unwinds;        /* unwind.h: samples unwound step by step       */
     int cancel_state;       /* session.c: restored by session_unlock        */
 } mt_thread;
 

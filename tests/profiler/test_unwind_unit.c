@@ -4,15 +4,22 @@
  * then on unw_backtrace's unflushable caches are not used), and the
  * step-by-step unwinder it changes to. The libraries are opened and closed
  * here directly; in a traced program the interposed dlclose does the same
- * calls (session.c, mt_dlclose).
+ * calls (session.c, mt_dlclose). First, that a thread's first samples,
+ * unwound step by step, and the later ones, by unw_backtrace, give the
+ * same codes.
  *   profiler_unwind_unit PLUGIN.so PLUGIN2.so
  */
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "profiler/unwind.h"
+
+/* The thread state is preload.c's, which is not linked here. */
+__thread mt_thread mt_self __attribute__((tls_model("initial-exec")));
 
 static int fails;
 
@@ -46,10 +53,46 @@ __attribute__((noinline)) static size_t step_here(uint64_t *codes, size_t max)
     return n;
 }
 
+__attribute__((noinline)) static size_t sample_here(uint64_t *codes, size_t max)
+{
+    size_t n = mt_unwind(codes, max);
+    __asm__ volatile("" ::: "memory");      /* not a tail call */
+    return n;
+}
+
+/* A fresh thread samples from one call site, first step by step, then with
+ * unw_backtrace (unwind.h, MT_UNWIND_COLD): the same codes, but for the
+ * innermost, which is sample_here's own (the call of one unwinder or the
+ * other; in the library that frame is the profiler's, dropped). */
+static void *same_codes(void *arg)
+{
+    (void)arg;
+    uint64_t first[64], codes[64];
+    size_t n0 = 0, differ = 0;
+    for (int i = 0; i < 2 * MT_UNWIND_COLD + 2; i++) {
+        size_t n = sample_here(codes, 64);
+        if (i == 0) {
+            memcpy(first, codes, sizeof codes);
+            n0 = n;
+        } else if (n != n0 || memcmp(first + 1, codes + 1, (n - 1) * sizeof *codes) != 0) {
+            differ++;
+        }
+    }
+    CHECK(n0 >= 3 && !differ && mt_self.unwinds == MT_UNWIND_COLD,
+          "%zu frames (want 3 or more), %zu samples with other codes than the first, "
+          "%d unwound step by step (want %d)", n0, differ, mt_self.unwinds, MT_UNWIND_COLD);
+    return NULL;
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 3)
         return 2;
+    pthread_t th;
+    if (pthread_create(&th, NULL, same_codes, NULL) != 0 || pthread_join(th, NULL) != 0)
+        return 2;
+    if (!fails)
+        printf("ok   step-by-step and unw_backtrace unwinding give the same codes\n");
     void *h;
     uintptr_t a = open_at(argv[1], &h);
     size_t n;
