@@ -829,6 +829,7 @@ static int scan_filtered(fg *g, const mt_filter *f, const char *path, mt_scan *s
     sc->on_object = scan_object;
     sc->ctx = &fs;
     int st = cli_scan_filtered("flamegraph", sc, f, path);
+    sc->ctx = NULL;                     /* (fs ends here; the scan lives on) */
     if (g->err == -1)
         cli_error("flamegraph", "%s: " MT_BAD_CODE_FMT, path,
                   (unsigned long long)g->bad_off, (unsigned long long)g->bad_code);

@@ -129,6 +129,8 @@ int cli_scan_filtered(const char *cmd, mt_scan *sc, const mt_filter *f,
     sc->tick_ctx = &prog;
     int st = mt_scan_run(sc, path);
     progress_done(&prog);
+    sc->tick = NULL;                    /* (prog ends here; the scan lives on) */
+    sc->tick_ctx = NULL;
     if (st != MT_OK && sc->err[0])     /* else a callback failed: its own */
         cli_error(cmd, "%s: %s", path, sc->err);
     return st;
