@@ -6,7 +6,9 @@
  *
  * Everything is passed to the profiler through the environment (the same
  * variables work without this wrapper, see docs/PROFILER.md). Statically
- * linked programs are refused: nothing can be preloaded into them.
+ * linked programs are refused: nothing can be preloaded into them; so are
+ * programs that the loader runs in secure-execution mode, where it ignores
+ * LD_PRELOAD.
  */
 #include <elf.h>
 #include <errno.h>
@@ -20,6 +22,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -62,7 +65,10 @@ void usage_run(FILE *out)
             "The profiler library is looked for in $MEMTRACE_PRELOAD, next to\n"
             "this program, then in the library directory of its installation.\n"
             "CMD is looked up in PATH. Statically linked programs cannot be\n"
-            "profiled (nothing can be preloaded into them) and are refused.\n"
+            "profiled (nothing can be preloaded into them) and are refused, as\n"
+            "are programs that run with other privileges than the caller's\n"
+            "(set-user-ID, set-group-ID, file capabilities: the loader ignores\n"
+            "LD_PRELOAD in them).\n"
             "The program's output is left alone; the profiler writes to standard\n"
             "error only if it cannot trace (bad setting, file cannot be opened,\n"
             "disk full), and the program then runs on untraced.\n"
@@ -182,6 +188,22 @@ out:
     return r;
 }
 
+/* Would the loader run the program at path in secure-execution mode
+ * (ld.so(8): AT_SECURE), where it ignores LD_PRELOAD? It does when the
+ * program is set-user-ID or set-group-ID to another user or group than
+ * ours, or has file capabilities and we are not root. */
+static int secure_exec(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return 0;
+    if ((st.st_mode & S_ISUID) && st.st_uid != getuid())
+        return 1;
+    if ((st.st_mode & S_ISGID) && st.st_gid != getgid())
+        return 1;
+    return getuid() != 0 && getxattr(path, "security.capability", NULL, 0) > 0;
+}
+
 static pid_t child_pid;
 
 static void forward(int sig)
@@ -266,6 +288,12 @@ int cmd_run(int argc, char **argv)
     if (kind == 2) {
         cli_error("run", "%s is not a 64-bit x86-64 program: the profiler library cannot "
                          "be loaded into it", prog);
+        return EXIT_DATA;
+    }
+    if (secure_exec(prog)) {
+        cli_error("run", "%s is set-user-ID, set-group-ID or has file capabilities: the "
+                         "loader ignores LD_PRELOAD in it, so it cannot be profiled by "
+                         "preloading", prog);
         return EXIT_DATA;
     }
 

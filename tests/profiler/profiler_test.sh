@@ -214,6 +214,20 @@ run_cli)
   else
     fail "no static test program (libc.a missing: apt-get install libc6-dev)"
   fi
+  # Programs the loader runs with other privileges than the caller's ignore
+  # LD_PRELOAD (secure-execution mode): refused. Set-user-ID to ourselves
+  # changes nothing: traced.
+  if [ "$(id -u)" = 0 ]; then
+    cp /bin/true suid && chown nobody suid && chmod u+s suid && SUID=$T/suid
+    cp /bin/true own_suid && chmod u+s own_suid
+    "$CLI" run -o own.ctf -- ./own_suid 2> own.err && [ -s own.ctf ] &&
+      ok "set-user-ID to the caller: traced" || { fail "set-user-ID to the caller"; cat own.err; }
+  else
+    SUID=$(command -v passwd)       # set-user-ID root on Debian
+  fi
+  "$CLI" run -- "$SUID" --help > su.out 2> su.err; rc=$?
+  [ $rc = 1 ] && grep -q "is set-user-ID, set-group-ID or has file capabilities" su.err && [ ! -s su.out ] &&
+    ok "set-user-ID to another user refused" || { fail "set-user-ID $SUID: rc $rc"; cat su.err su.out; }
   # A shell's children (bash passes them its own copy of the environment):
   # untraced by default, each into its own file with --follow-exec, and
   # never a message.
