@@ -5,6 +5,8 @@
 # from its package-lock.json; skipped when already installed).
 set -eu
 pkgs=(cmake ninja-build gcc make clang libclang-rt-14-dev xz-utils time)
+# groff reads the manual page memtrace(1) in its test
+pkgs+=(groff-base)
 # the native heap profiler (libdw, libunwind) and the programs its tests
 # run under it (a C++ compiler, python3, perl, sqlite3)
 pkgs+=(libdw-dev libelf-dev libunwind-dev g++ python3 perl sqlite3)

@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# gen-man.sh MEMTRACE_BINARY > memtrace.1
+# The manual page memtrace(1), made at build time from the tool's own --help
+# texts (as docs/CLI.md is), so the page and the tool cannot drift apart;
+# the profiler's environment variables are the one part written here.
+set -eu
+bin=$1
+version=$("$bin" --version | awk '{ print $2 }')
+
+# roff-escape help text: backslashes, and lines that would start a request
+esc() { sed -e 's/\\/\\e/g' -e "s/^\\([.']\\)/\\\\\\&\\1/"; }
+# a preformatted block
+block() { echo '.nf'; esc; echo '.fi'; }
+
+cat <<EOF
+.TH MEMTRACE 1 "" "memtrace-c $version" "User Commands"
+.SH NAME
+memtrace \\- read, write and analyse memtrace traces; sample the heap of a C or C++ program
+.SH SYNOPSIS
+.B memtrace
+.I COMMAND
+.RI [ OPTIONS ]
+.IR ARGS ...
+.br
+.B memtrace run
+.RI [ OPTIONS ]
+.B \\-\\-
+.I CMD
+.RI [ ARGS ...]
+.SH DESCRIPTION
+A memtrace trace holds sampled allocations, each with its backtrace and the
+source locations of its frames, and the later promotion and release of each
+sampled object. The commands below read traces of format versions 1, 2 and
+3 (written by OCaml's memtrace library or by
+.BR "memtrace run" ),
+write them, and analyse them.
+.PP
+EOF
+"$bin" --help | block
+echo '.SH COMMANDS'
+for cmd in $("$bin" --help | awk '/^Commands:/{on=1; next} on && /^  [a-z]/{print $1} on && /^$/{on=0}'); do
+  echo ".SS \"memtrace $cmd\""
+  "$bin" "$cmd" --help | block
+done
+cat <<'EOF'
+.SH ENVIRONMENT
+Except for MEMTRACE_THREADS and MEMTRACE_PRELOAD, these are read by the
+profiler library (libmemtrace_preload.so), which
+.B memtrace run
+preloads, and which also works without it:
+.B LD_PRELOAD=/path/libmemtrace_preload.so MEMTRACE=out.ctf
+.I CMD
+traces
+.IR CMD .
+.TP
+.B MEMTRACE
+The trace file; unset or empty, nothing is traced.
+.B %p
+stands for the process id.
+.TP
+.B MEMTRACE_RATE
+Samples per 8-byte word, greater than 0 and at most 1 (default 1e-5: a sample
+per ~781 KiB allocated). A bad value is reported on standard error and the
+program runs untraced.
+.TP
+.B MEMTRACE_CONTEXT
+Free text stored in the trace
+.RB ( "memtrace info"
+shows it).
+.TP
+.B MEMTRACE_FOLLOW_FORK
+Non-empty and not 0: forked children trace into files of their own.
+.TP
+.B MEMTRACE_FOLLOW_EXEC
+Non-empty and not 0: programs started by the traced one are traced too, each
+into a file of its own.
+.TP
+.B MEMTRACE_DEBUGINFO
+Non-empty and not 0: also read separate debug files (/usr/lib/debug) for the
+file and line of library frames.
+.TP
+.B MEMTRACE_UNWIND
+.B libgcc
+or
+.B step
+to use another unwinder than libunwind's
+.B unw_backtrace
+(for comparisons).
+.TP
+.B MEMTRACE_THREADS
+(the analysing commands) 1: read the trace on the calling thread instead of a
+second one (the output is the same).
+.TP
+.B MEMTRACE_PRELOAD
+.RB ( "memtrace run" )
+where the profiler library is, when it is not next to the memtrace program or
+in the library directory of its installation.
+.PP
+Once started the profiler removes itself from the environment, so the
+program's children run untraced unless following is asked for.
+.SH EXIT STATUS
+0 on success, 1 for a malformed trace or an I/O error (every event before
+the damage is processed first), 2 for bad usage;
+.B memtrace run
+exits with its program's status (128+N when a signal N killed it).
+.SH SEE ALSO
+The project's docs/CLI.md (these texts), docs/PROFILER.md (the profiler) and
+docs/REPORT.md (the HTML report); the trace format specification, FORMAT.md.
+EOF
