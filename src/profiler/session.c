@@ -1164,8 +1164,13 @@ static void expand(char *out, size_t size, const char *pattern, long pid)
 
 /* In the child, the only thread: the lock is re-created (another thread
  * may have held it at the fork), the parent's writer dropped without
- * writing (its pid check refuses), the flusher is gone. With follow-fork a
- * new session writes the child's own trace. */
+ * writing, the flusher is gone. With follow-fork a new session writes the
+ * child's own trace. The parent's writer is dropped, not freed: its memory
+ * is the parent's pages, shared until one of the two writes them, and
+ * freeing writes (the blocks' metadata); a program that forks 3000 times
+ * took 899 ms of CPU with the free, 678 without (47 and 39 page faults a
+ * fork, 27 with the library loaded and no session). It stays allocated in
+ * the child, which never uses it. */
 static void fork_child(void)
 {
     mt_region_unlock(1);
@@ -1184,7 +1189,6 @@ static void fork_child(void)
     int was_active = mt_active && writer;
     __atomic_store_n(&mt_active, 0, __ATOMIC_RELEASE);
     if (writer) {
-        mt_writer_close(writer);        /* MT_ERR_PID_CHANGED, nothing written */
         writer = NULL;
         trace_close();
     }
