@@ -4,7 +4,8 @@
 #     unwind_cost with every allocation sampled (MEMTRACE_RATE=1) minus the
 #     plain run, divided by the number of allocations;
 #  2. binary_trees, a 2-thread malloc stress, a loop over a 1 MB buffer
-#     (big_buffers) and 20 000 short threads (thread_churn) run plain, under
+#     (big_buffers), 20 000 short threads (thread_churn) and 3000 forks
+#     (fork_churn) run plain, under
 #     `memtrace run` at the default rate, at --every 4096, and under
 #     heaptrack (if installed), RUNS times each (default 5), interleaved;
 #     median wall time, median CPU time (user + system, which the other
@@ -23,7 +24,7 @@ LIB=$BUILD/libmemtrace_preload.so
 [ -x "$CLI" ] && [ -f "$LIB" ] || { echo "build first: $CLI, $LIB"; exit 1; }
 W=$(mktemp -d "${TMPDIR:-/tmp}/memtrace-bench.XXXXXX")
 trap 'rm -rf "$W"' EXIT
-for p in unwind_cost binary_trees malloc_stress big_buffers thread_churn; do
+for p in unwind_cost binary_trees malloc_stress big_buffers thread_churn fork_churn; do
   gcc -O2 -g -o "$W/$p" "$HERE/$p.c" -lpthread
 done
 
@@ -107,3 +108,5 @@ echo
 bench big_buffers_3000x1MB "$W/big_buffers" 3000 1000000
 echo
 bench thread_churn_20000 "$W/thread_churn" 20000
+echo
+bench fork_churn_3000 "$W/fork_churn" 3000
