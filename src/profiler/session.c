@@ -1173,9 +1173,9 @@ static void expand(char *out, size_t size, const char *pattern, long pid)
  * writing, the flusher is gone. With follow-fork a new session writes the
  * child's own trace. The parent's writer is dropped, not freed: its memory
  * is the parent's pages, shared until one of the two writes them, and
- * freeing writes (the blocks' metadata); a program that forks 3000 times
- * took 899 ms of CPU with the free, 678 without (47 and 39 page faults a
- * fork, 27 with the library loaded and no session). It stays allocated in
+ * freeing writes (the blocks' metadata): a program that forks 3000 times
+ * (fork_churn's loop) took 807-894 ms of CPU with the free, 662-822 without
+ * (3 runs each; 46-48 and 36-37 page faults a fork). It stays allocated in
  * the child, which never uses it. */
 static void fork_child(void)
 {

@@ -47,9 +47,9 @@ MT_HIDDEN size_t mt_unwind_keep(uint64_t *codes, size_t n);
  * unw_backtrace once its cache is warm). So a thread that samples a few
  * times only, as short-lived threads do at the default rate, never pays
  * for the cache (a program that starts and joins 20 000 threads, each
- * allocating 256 KiB, took 1.4x its plain time at the default rate, nearly
+ * allocating 256 KiB, took 1.5x its plain time at the default rate, nearly
  * all of it in that cache), and a thread that samples more pays at most
- * twice the best of the two. Both unwinders give the same return addresses,
+ * ~80 us more, once. Both unwinders give the same return addresses,
  * so the codes do not depend on which one ran. */
 #define MT_UNWIND_COLD 4
 
