@@ -3,6 +3,7 @@
 # The command reference is the --help text of every command, so the docs and
 # the tool cannot drift apart (a test compares them).
 set -eu
+. "$(dirname "$0")/commands.sh"
 bin=$1
 echo "# memtrace command reference"
 echo
@@ -12,7 +13,7 @@ echo
 echo '```'
 "$bin" --help
 echo '```'
-for cmd in $("$bin" --help | awk '/^Commands:/{on=1; next} on && /^  [a-z]/{print $1} on && /^$/{on=0}'); do
+for cmd in $(commands "$bin"); do
   echo
   echo "## memtrace $cmd"
   echo

@@ -4,6 +4,7 @@
 # texts (as docs/CLI.md is), so the page and the tool cannot drift apart;
 # the profiler's environment variables are the one part written here.
 set -eu
+. "$(dirname "$0")/commands.sh"
 bin=$1
 version=$("$bin" --version | awk '{ print $2 }')
 
@@ -38,7 +39,7 @@ write them, and analyse them.
 EOF
 "$bin" --help | block
 echo '.SH COMMANDS'
-for cmd in $("$bin" --help | awk '/^Commands:/{on=1; next} on && /^  [a-z]/{print $1} on && /^$/{on=0}'); do
+for cmd in $(commands "$bin"); do
   echo ".SS \"memtrace $cmd\""
   "$bin" "$cmd" --help | block
 done

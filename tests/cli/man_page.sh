@@ -3,6 +3,7 @@
 # (scripts/gen-man.sh): groff formats it without a warning, and it has a
 # section for every command the tool lists, with that command's usage line.
 set -u
+. "$(dirname "$0")/../../scripts/commands.sh"
 bin=$1 page=$2
 fails=0
 fail() { echo "FAIL $*"; fails=$((fails + 1)); }
@@ -11,7 +12,7 @@ warn=$(groff -man -ww -z "$page" 2>&1)
 [ -z "$warn" ] && echo "ok   groff -man -ww: no warning" || fail "groff warns: $warn"
 text=$(MANWIDTH=100 man -l "$page" 2>/dev/null) || text=$(groff -man -Tutf8 "$page" 2>/dev/null)
 n=0
-for cmd in $("$bin" --help | awk '/^Commands:/{on=1; next} on && /^  [a-z]/{print $1} on && /^$/{on=0}'); do
+for cmd in $(commands "$bin"); do
   n=$((n + 1))
   usage=$("$bin" "$cmd" --help | head -1)
   grep -qF "memtrace $cmd" <<< "$text" && grep -qF "$usage" <<< "$text" ||
