@@ -74,7 +74,7 @@ static void *same_codes(void *arg)
         if (i == 0) {
             memcpy(first, codes, sizeof codes);
             n0 = n;
-        } else if (n != n0 || memcmp(first + 1, codes + 1, (n - 1) * sizeof *codes) != 0) {
+        } else if (n != n0 || (n > 1 && memcmp(first + 1, codes + 1, (n - 1) * sizeof *codes))) {
             differ++;
         }
     }
