@@ -236,6 +236,26 @@ static void writer_failed(int st)
     __atomic_store_n(&mt_active, 0, __ATOMIC_RELEASE);
 }
 
+/* Under the lock, the buffers drained: flush the trace if anything was
+ * written since the last flush. Not otherwise: a flush writes an events
+ * packet even when it is empty (spec 8.6), and flushing at every fork of a
+ * program that forks much wrote 204 KB of them for fork_churn's 3000 forks,
+ * with a write() and an fstat() each. 0, or -1 (no session, or the write
+ * failed). */
+static int flush_dirty(void)
+{
+    if (!mt_active || !writer)
+        return -1;
+    if (!ds.dirty)
+        return 0;
+    int st = mt_writer_flush(writer);
+    ds.dirty = 0;
+    if (st == MT_OK)
+        return 0;
+    writer_failed(st);
+    return -1;
+}
+
 /* Under the lock, after an event at time now: a trace on disk is never
  * much more than a second older than the last event, even without the
  * flusher thread (single-threaded programs, see start_flusher). */
@@ -799,12 +819,7 @@ static void *flusher_main(void *arg)
         pthread_cond_timedwait(&flusher_cond, &ds.lock, &ts);
         if (mt_active && writer)
             drain_all();
-        if (mt_active && writer && ds.dirty) {
-            int st = mt_writer_flush(writer);
-            ds.dirty = 0;
-            if (st != MT_OK)
-                writer_failed(st);
-        }
+        flush_dirty();
     }
     return NULL;
 }
@@ -1023,21 +1038,11 @@ EXPORT int mt_profiler_active(void)
 EXPORT int mt_profiler_flush(void)
 {
     mt_thread *t = &mt_self;
-    int r = -1;
     mt_enter(t);
     session_lock();
     if (mt_active && writer)
         drain_all();
-    if (mt_active && writer && !ds.dirty) {
-        r = 0;                          /* nothing new: no empty packet */
-    } else if (mt_active && writer) {
-        int st = mt_writer_flush(writer);
-        ds.dirty = 0;
-        if (st == MT_OK)
-            r = 0;
-        else
-            writer_failed(st);
-    }
+    int r = flush_dirty();
     session_unlock();
     mt_leave(t);
     return r;
@@ -1130,16 +1135,7 @@ static void fork_prepare(void)
     mt_enter(&mt_self);
     session_lock();
     drain_all();
-    /* The parent's trace up to date; not when nothing was written since the
-     * last flush: a flush writes an events packet even when it is empty
-     * (spec 8.6), 68 bytes, a write() and an fstat() at every fork of a
-     * program that forks much (fork_churn: 204 KB of them for 3000 forks). */
-    if (mt_active && writer && ds.dirty) {
-        int st = mt_writer_flush(writer);
-        ds.dirty = 0;
-        if (st != MT_OK)
-            writer_failed(st);
-    }
+    flush_dirty();                      /* the parent's trace up to date */
     mt_region_lock();
 }
 

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "memtrace/profiler.h"
 
@@ -63,8 +64,15 @@ int main(int argc, char **argv)
     for (int i = 0; i < 4000; i += 2)
         mt_profiler_ext_free(tokens[i]);
     mt_profiler_ext_free(0);
-    if (mt_profiler_flush() != 0) {
+    struct stat st1, st2;
+    if (mt_profiler_flush() != 0 || stat(argv[1], &st1) != 0) {
         puts("flush failed");
+        bad++;
+    } else if (mt_profiler_flush() != 0 || stat(argv[1], &st2) != 0 ||
+               st2.st_size != st1.st_size) {
+        /* nothing new since the first: no (empty) packet written */
+        printf("second flush: %lld bytes after %lld\n", (long long)st2.st_size,
+               (long long)st1.st_size);
         bad++;
     }
     if (mt_profiler_stop() != 0 || mt_profiler_stop() != -1 || mt_profiler_active()) {
