@@ -194,6 +194,22 @@ MT_HIDDEN void mt_symbolize_prepare(void);
  * (the old number closed, FD_CLOEXEC kept); fd itself if it cannot be. */
 MT_HIDDEN int mt_fd_high(int fd);
 
+/* ---- env.c: the environment of the programs a traced one runs ------------ */
+
+/* Look up the exec family's next definitions (at start-up: dlsym may
+ * allocate). */
+MT_HIDDEN void mt_env_init(void);
+/* Keep MEMTRACE, MEMTRACE_* and this library's LD_PRELOAD entry as they
+ * are now, before mt_env_untrace changes them. */
+MT_HIDDEN void mt_env_save(void);
+/* Children run untraced: MEMTRACE emptied and this library taken out of
+ * LD_PRELOAD, in the environment's strings. */
+MT_HIDDEN void mt_env_untrace(void);
+/* The session from the environment started in this process: a program it
+ * execs in its own place gets the saved variables back and is traced into
+ * the same file. set: what MEMTRACE was set to for children, or NULL. */
+MT_HIDDEN void mt_env_follow_own_exec(const char *set);
+
 /* ---- session.c ----------------------------------------------------------- */
 
 /* Nonzero while a session accepts events (read without the lock). */
@@ -228,5 +244,9 @@ MT_HIDDEN void mt_free_sampled(void *ptr);
  * of the new, at the same address. */
 MT_HIDDEN uint64_t mt_sample_resize(void *ptr, size_t bytes, int64_t samples,
                                     const uint64_t *codes, size_t n);
+
+/* The process is about to exec: its trace is flushed, if the session is
+ * this process's and the thread is not inside the profiler. */
+MT_HIDDEN void mt_session_before_exec(void);
 
 #endif /* MT_PROFILER_INT_H */

@@ -55,6 +55,7 @@ static char context_buf[1024];
 static int have_context;
 static double session_rate;
 static int follow_fork;
+static pid_t session_pid;               /* the process the session is for   */
 /* The session lock and what the thread that holds it writes at every
  * event it writes out, on cache lines of their own: next to what the
  * sampled path reads (mt_active, the sampler's and the clock's constants,
@@ -951,6 +952,7 @@ static int start_locked(const char *path, double rate, const char *context,
     info.host_name = host;
     info.runtime_params = params;
     info.pid = getpid();
+    session_pid = info.pid;
     info.start_time = real_us();
     ds.last_time = info.start_time;
     clock_init(info.start_time);
@@ -1046,6 +1048,14 @@ EXPORT int mt_profiler_flush(void)
     session_unlock();
     mt_leave(t);
     return r;
+}
+
+void mt_session_before_exec(void)
+{
+    if (mt_self.busy || !__atomic_load_n(&mt_active, __ATOMIC_ACQUIRE) ||
+        getpid() != session_pid)
+        return;                 /* inside the profiler, or a (v)forked child */
+    mt_profiler_flush();
 }
 
 EXPORT uint64_t mt_profiler_ext_alloc(size_t bytes)
@@ -1234,55 +1244,13 @@ static int env_flag(const char *name)
     return v && *v && strcmp(v, "0") != 0;
 }
 
-/* Give every NAME=... entry of the environment the value `value`, no longer
- * than the old one, in place. Not setenv: bash and make pass their children
- * the copy of the environment they made from the block main() received,
- * which sees a change only if the strings themselves change (setenv puts a
- * new string in a new array). */
-static void env_shorten(const char *name, const char *value)
-{
-    size_t k = strlen(name), n = strlen(value);
-    for (char **e = environ; e && *e; e++)
-        if (strncmp(*e, name, k) == 0 && (*e)[k] == '=' && strlen(*e + k + 1) >= n)
-            memmove(*e + k + 1, value, n + 1);
-}
-
-/* Remove this library from LD_PRELOAD (entries separated by ':' or ' '). */
-static void unpreload(void)
-{
-    const char *v = getenv("LD_PRELOAD");
-    if (!v)
-        return;
-    char out[4096];
-    size_t o = 0;
-    const char *p = v;
-    while (*p) {
-        size_t k = strcspn(p, ": ");
-        const char *slash = memrchr(p, '/', k);
-        const char *base = slash ? slash + 1 : p;
-        size_t bk = (size_t)(p + k - base);
-        int mine = bk == strlen("libmemtrace_preload.so") &&
-                   memcmp(base, "libmemtrace_preload.so", bk) == 0;
-        if (!mine && k > 0 && o + k + 2 < sizeof out) {
-            if (o)
-                out[o++] = ':';
-            memcpy(out + o, p, k);
-            o += k;
-        }
-        p += k;
-        if (*p)
-            p++;
-    }
-    out[o] = 0;
-    env_shorten("LD_PRELOAD", out);     /* (never longer) */
-}
-
 __attribute__((constructor)) static void mt_profiler_init(void)
 {
     mt_enter(&mt_self);
     mt_unwind_init();
     tb_key_ok = pthread_key_create(&tb_key, tb_release) == 0;
     pthread_atfork(fork_prepare, fork_parent, fork_child);
+    mt_env_init();
     const char *env = getenv("MEMTRACE");
     if (!env || !*env) {
         mt_leave(&mt_self);
@@ -1312,12 +1280,11 @@ __attribute__((constructor)) static void mt_profiler_init(void)
     const char *rp = getenv("MEMTRACE_ROOT_PID");
     int descendant = rp && *rp && strtol(rp, NULL, 10) != (long)getpid();
     expand(path, sizeof path, descendant ? child_pattern : pattern, (long)getpid());
-    if (!follow_exec) {
-        env_shorten("MEMTRACE", "");    /* exec'd programs run untraced */
-        unpreload();
-    } else if (!rp || !*rp) {
+    mt_env_save();
+    if (!follow_exec)
+        mt_env_untrace();               /* children run untraced */
+    else if (!rp || !*rp)
         setenv("MEMTRACE", child_pattern, 1);
-    }
     if (rs && *rs && parse_rate(rs, &rate) < 0) {
         say("memtrace: MEMTRACE_RATE=%s: the sampling rate must be a number between 0 and 1; "
             "running untraced", rs);
@@ -1331,6 +1298,8 @@ __attribute__((constructor)) static void mt_profiler_init(void)
     session_unlock();
     if (r < 0)
         say("memtrace: %s; running untraced", err);
+    else    /* a program exec'd in this one's place is traced too (env.c) */
+        mt_env_follow_own_exec(follow_exec && (!rp || !*rp) ? child_pattern : NULL);
     mt_leave(&mt_self);
 }
 

@@ -249,6 +249,41 @@ run_cli)
     ok "--follow-exec: the program a wrapper exec's writes FILE" ||
     { fail "--follow-exec with exec in place"; ls ex*; "$CLI" info ex.ctf | head -3; }
   valid "exec in place" ex.ctf
+  # ... and so it does without --follow-exec (env, nice, a wrapper's `exec
+  # prog`, pyenv's shims: the program the user asked for is the one exec'd
+  # at the end), through every exec function, also when the exec passes an
+  # environment of its own (X=1 only: the rate is kept). The exec'd program
+  # empties MEMTRACE again for its own children.
+  for mode in execl execle execlp execv execve execvp execvpe fexecve execveat fail; do
+    "$CLI" run --rate 1e-2 -o "pl.$mode.ctf" -- "$BIN/profiler_exec_place" $mode > pl.out 2> pl.err
+    rc=$?
+    [ $rc = 0 ] && grep -qx "final -\?[0-9]* \[\]" pl.out && [ "$(ls pl.$mode*.ctf | wc -l)" = 1 ] &&
+      "$CLI" flamegraph "pl.$mode.ctf" | grep -q "final_work" && rate_is "pl.$mode.ctf" 1e-2 &&
+      ok "$mode in the root's place: the exec'd program traced into FILE at the same rate" ||
+      { fail "$mode in the root's place (rc $rc)"; cat pl.out pl.err; }
+    valid "$mode in place" "pl.$mode.ctf"
+  done
+  grep -qx "child \[\]" pl.out && ok "after a failed exec, children still untraced" ||
+    { fail "children after a failed exec"; cat pl.out; }
+  # An exec runs no destructor: the trace is flushed before it (here a
+  # forked child's, with --follow-fork, which execs true after its work).
+  "$CLI" run --rate 1e-2 --follow-fork -o fx.ctf -- "$BIN/profiler_exec_place" forkexec > fx.out 2> fx.err
+  rc=$?
+  child=$(ls fx.*.ctf 2>/dev/null | head -1)
+  [ $rc = 0 ] && [ -n "$child" ] && "$CLI" flamegraph "$child" | grep -q "final_work" &&
+    ok "flushed before exec: the forked child's work is in $child" ||
+    { fail "flush before exec (rc $rc, child trace '$child')"; cat fx.err; }
+  [ -n "$child" ] && valid "flushed before exec" "$child"
+  # A child of the root (not its own place) stays untraced.
+  "$CLI" run --rate 1e-2 -o pc.ctf -- /bin/sh -c "$BIN/profiler_exec_place final; true" > pc.out 2> pc.err
+  grep -qx "final -\?[0-9]* \[\]" pc.out && [ "$(ls pc*.ctf | wc -l)" = 1 ] &&
+    ! "$CLI" flamegraph pc.ctf | grep -q "final_work" &&
+    ok "a program the root runs as a child: untraced" || { fail "the root's child"; cat pc.out pc.err; }
+  # Without memtrace run, the same.
+  LD_PRELOAD=$PRELOAD MEMTRACE=pv.ctf MEMTRACE_RATE=1e-2 "$BIN/profiler_exec_place" execv > pv.out 2> pv.err &&
+    "$CLI" flamegraph pv.ctf | grep -q "final_work" && [ ! -s pv.err ] &&
+    ok "LD_PRELOAD and MEMTRACE: an exec in place is traced into MEMTRACE's file" ||
+    { fail "exec in place with LD_PRELOAD"; cat pv.out pv.err; }
   # MEMTRACE_PRELOAD override
   MEMTRACE_PRELOAD=/nonexistent/libx.so "$CLI" run -- /bin/true 2> p.err; rc=$?
   [ $rc = 1 ] && grep -q "cannot find libmemtrace_preload.so" p.err && ok "MEMTRACE_PRELOAD missing file" || fail "MEMTRACE_PRELOAD: $rc"
