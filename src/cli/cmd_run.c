@@ -25,6 +25,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include "analysis/analysis.h"
 #include "cli/cli.h"
 
 #ifndef MT_BIN_TO_LIBDIR
@@ -215,6 +216,28 @@ static void forward(int sig)
         kill(child_pid, sig);
 }
 
+/* Is the trace at path well-formed and without an allocation? Then *every
+ * gets the bytes per sample of its rate. It stops at the first
+ * allocation, so a big trace costs no more than a small one. */
+static int sampled_nothing(const char *path, double *every)
+{
+    mt_reader_options opt = {.skip_backtraces = 1};
+    mt_reader *r = mt_reader_create(&opt);
+    int none = 0;
+    if (r && mt_reader_open_file(r, path) == MT_OK) {
+        mt_event ev;
+        int st;
+        while ((st = mt_reader_next(r, &ev)) == MT_OK && ev.kind != MT_EVENT_ALLOC)
+            ;
+        double rate = mt_reader_info(r)->sample_rate;
+        none = st == MT_EOF && rate > 0;
+        if (none)
+            *every = 8.0 / rate;
+    }
+    mt_reader_close(r);
+    return none;
+}
+
 int cmd_run(int argc, char **argv)
 {
     const char *output = NULL, *context = NULL;
@@ -398,10 +421,19 @@ int cmd_run(int argc, char **argv)
         snprintf(gl, sizeof gl, "%.*s.*.ctf", (int)k, path);
     }
     struct stat st;
-    if (stat(path, &st) == 0 && st.st_size > 0)
+    if (stat(path, &st) == 0 && st.st_size > 0) {
         fprintf(stderr, "memtrace run: trace written to %s\n", path);
-    else
+        double every;
+        if (sampled_nothing(path, &every)) {
+            char b[32];
+            mt_fmt_bytes(b, sizeof b, every);
+            fprintf(stderr, "memtrace run: no allocation was sampled (one sample per %s "
+                    "allocated on average): for a short run, sample more with --every "
+                    "or --rate\n", b);
+        }
+    } else {
         fprintf(stderr, "memtrace run: no trace was written to %s\n", path);
+    }
     if (follow_fork || follow_exec) {
         glob_t gb;
         if (glob(gl, 0, NULL, &gb) == 0) {
