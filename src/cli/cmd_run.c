@@ -430,6 +430,9 @@ int cmd_run(int argc, char **argv)
             fprintf(stderr, "memtrace run: no allocation was sampled (one sample per %s "
                     "allocated on average): for a short run, sample more with --every "
                     "or --rate\n", b);
+            if (!follow_exec)   /* (a script's work is done by its children) */
+                fprintf(stderr, "memtrace run: programs started by %s are not traced "
+                        "without --follow-exec\n", cmd[0]);
         }
     } else {
         fprintf(stderr, "memtrace run: no trace was written to %s\n", path);
