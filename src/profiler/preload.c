@@ -20,6 +20,8 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -356,6 +358,33 @@ EXPORT int dlclose(void *handle)
         __atomic_store_n(&real, f, __ATOMIC_RELAXED);
     }
     return mt_dlclose(f, handle);
+}
+
+/* ---- sigaltstack -------------------------------------------------------- */
+
+/* The thread's alternate signal stack, kept in its mt_thread so that the
+ * sampled path tells in one compare whether it runs there (session.c's
+ * on_alt_stack: too small a place for unwinding). glibc's sigaltstack is
+ * the bare system call. Signals are blocked meanwhile, so that no handler
+ * runs on the new stack while the old range is kept. A new thread has
+ * none, as the kernel gives it none; a stack set with the raw system call
+ * is not seen. */
+EXPORT int sigaltstack(const stack_t *ss, stack_t *old)
+{
+    sigset_t all, before;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &before);
+    int r = (int)syscall(SYS_sigaltstack, ss, old);
+    int err = errno;
+    if (r == 0 && ss) {
+        mt_thread *t = &mt_self;
+        int off = ss->ss_flags & SS_DISABLE;
+        t->alt_lo = off ? 0 : (uintptr_t)ss->ss_sp;
+        t->alt_hi = off ? 0 : (uintptr_t)ss->ss_sp + ss->ss_size;
+    }
+    pthread_sigmask(SIG_SETMASK, &before, NULL);
+    errno = err;
+    return r;
 }
 
 /* ---- pipe2 ------------------------------------------------------------- */

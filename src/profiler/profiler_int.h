@@ -35,7 +35,8 @@ typedef struct mt_thread {
     int busy;               /* re-entrancy guard: inside the profiler       */
     int in_region;          /* region.c's code is running on this thread    */
     int64_t held;           /* the countdown, parked while busy             */
-    uintptr_t stack_lo, stack_hi;  /* the thread's own stack (0: unknown)   */
+    uintptr_t alt_lo, alt_hi;   /* the alternate signal stack the thread set
+                                 * with sigaltstack (preload.c); 0, 0: none */
     void *tbuf;             /* session.c: the thread's event buffer         */
     uint64_t last_stamp;    /* session.c: order stamp of its last event     */
     uint64_t clk_tsc;       /* session.c's clock: the last real reading,    */

@@ -273,29 +273,17 @@ static void maybe_flush(int64_t now)
 
 /* ---- sampled path -------------------------------------------------------- */
 
-/* On an alternate signal stack? The thread's own stack range is learnt
- * once (pthread_getattr_np); only off it (a signal stack, or a coroutine's
- * stack) does a sigaltstack call (~0.5 us on a VM) decide. */
-static int on_alt_stack(mt_thread *t)
+/* On the alternate signal stack the thread set (preload.c's sigaltstack
+ * keeps its range)? One compare, no call: asking the system
+ * (pthread_getattr_np for the thread's own stack, then sigaltstack) cost a
+ * sigaltstack call per sample off a known stack, and pthread_getattr_np
+ * takes the thread's lock, which glibc holds while it allocates in that
+ * same function: a program whose first sampled allocation was made there
+ * (Rust's runtime calls it at start-up) hung. */
+static int on_alt_stack(const mt_thread *t)
 {
     uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
-    if (!t->stack_hi) {
-        pthread_attr_t a;
-        void *lo;
-        size_t size;
-        t->stack_hi = 1;        /* unknown: always ask sigaltstack */
-        if (pthread_getattr_np(pthread_self(), &a) == 0) {
-            if (pthread_attr_getstack(&a, &lo, &size) == 0) {
-                t->stack_lo = (uintptr_t)lo;
-                t->stack_hi = (uintptr_t)lo + size;
-            }
-            pthread_attr_destroy(&a);
-        }
-    }
-    if (sp >= t->stack_lo && sp < t->stack_hi)
-        return 0;
-    stack_t ss;
-    return sigaltstack(NULL, &ss) == 0 && (ss.ss_flags & SS_ONSTACK);
+    return sp - t->alt_lo < t->alt_hi - t->alt_lo;
 }
 
 int64_t mt_sample_draw(size_t bytes)

@@ -297,6 +297,12 @@ run_cli)
   ;;
 
 threads)
+  # Threads whose first sampled allocation is made inside their own
+  # pthread_getattr_np, which holds the thread's lock (Rust's start-up):
+  # every allocation sampled, no hang (the sampled path once called it).
+  RUNOPTS=(--rate 1)
+  same_run getattr "$BIN/profiler_getattr" 16
+  has_samples getattr.ctf
   RUNOPTS=(--rate 1e-3)
   same_run stress "$BIN/profiler_stress"
   # Every block is freed but stdio's buffer and glibc's own few: a collect
