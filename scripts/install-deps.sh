@@ -7,9 +7,9 @@ set -eu
 pkgs=(cmake ninja-build gcc make clang libclang-rt-14-dev xz-utils time)
 # groff reads the manual page memtrace(1) in its test
 pkgs+=(groff-base)
-# the native heap profiler (libdw, libunwind) and the programs its tests
-# run under it (a C++ compiler, python3, perl, sqlite3)
-pkgs+=(libdw-dev libelf-dev libunwind-dev g++ python3 perl sqlite3)
+# the native heap profiler (libdw, libunwind, libiberty's demanglers) and
+# the programs its tests run under it (a C++ compiler, python3, perl, sqlite3)
+pkgs+=(libdw-dev libelf-dev libunwind-dev libiberty-dev g++ python3 perl sqlite3)
 # the exporters and the HTML report: protobuf-c + protoc-c and zlib for
 # `memtrace pprof`, the real `go tool pprof` (golang-go) and headless
 # chromium + node/npm for their tests

@@ -185,9 +185,6 @@ MT_HIDDEN void mt_symbolize_unloaded(void);
  * unmapped (dlpi_subs) so far. */
 MT_HIDDEN unsigned long long mt_loader_adds(void);
 MT_HIDDEN unsigned long long mt_loader_subs(void);
-/* Look up what the symbolizer takes from the program (the C++ demangler);
- * at a session's start, before the session lock is taken. */
-MT_HIDDEN void mt_symbolize_prepare(void);
 
 /* ---- fds.c --------------------------------------------------------------- */
 

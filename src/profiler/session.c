@@ -999,7 +999,6 @@ EXPORT int mt_profiler_start(const char *path, double rate, const char *context,
 {
     mt_thread *t = &mt_self;
     mt_enter(t);
-    mt_symbolize_prepare();
     session_lock();
     int r = start_locked(path, rate, context, errbuf, errbuf_size);
     session_unlock();
@@ -1280,7 +1279,6 @@ __attribute__((constructor)) static void mt_profiler_init(void)
         return;
     }
     char err[PATH_MAX + 128];
-    mt_symbolize_prepare();
     session_lock();
     int r = start_locked(path, rate, context, err, sizeof err);
     session_unlock();

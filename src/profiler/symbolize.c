@@ -4,8 +4,8 @@
  * chain of inlined functions as several locations (outermost first: the
  * real function at the call site of its inlined callee, ..., the innermost
  * inlined function at the instruction's own line), each with file, line,
- * column and function name. Without debug information: the ELF symbol and
- * the module's file name, line 0; without a symbol either, the module and
+ * column and function name. Without debug information: the ELF symbol
+ * (C++ and Rust names demangled) and the module's file name, line 0; without a symbol either, the module and
  * the address in its ELF file ("prog+0x1c14"); an address in no known
  * module: its hex value in a "[unknown]" file. A frame is never dropped.
  *
@@ -14,10 +14,10 @@
  * under the session lock, with the thread's re-entrancy guard set (libdw's
  * own allocations are not sampled).
  */
-#include <dlfcn.h>
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
+#include <libiberty/demangle.h>
 #include <limits.h>
 #include <link.h>
 #include <stdio.h>
@@ -503,15 +503,22 @@ static void symtabs_free(void)
     nsymtabs = symtabs_cap = 0;
 }
 
-/* libstdc++'s demangler when the program has it (a C++ program), looked up
- * by mt_symbolize_prepare outside the session lock: dlsym takes the
- * loader's lock, which dlopen holds around mallocs. */
-typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
-static demangle_fn demangler;
-
-void mt_symbolize_prepare(void)
+/* A C++ or Rust symbol as the program's source spells it, or NULL:
+ * libiberty's demanglers, linked in (libstdc++'s __cxa_demangle, which
+ * this used before, is the same C++ demangler, but only a C++ program
+ * has it, and Rust programs have none: their release builds, with no
+ * DWARF, showed every frame mangled). Rust first: its legacy symbols are
+ * C++ manglings with a hash (main::build::h6c7f...), which rust_demangle
+ * takes off; it refuses C++ symbols. Both return NULL rather than exit
+ * when out of memory (the linked objects have no xmalloc). */
+static char *demangle(const char *fn)
 {
-    demangler = (demangle_fn)(uintptr_t)dlsym(RTLD_DEFAULT, "__cxa_demangle");
+    if (fn[0] != '_' || (fn[1] != 'Z' && fn[1] != 'R'))
+        return NULL;
+    char *d = rust_demangle(fn, DMGL_PARAMS);
+    if (!d && fn[1] == 'Z')
+        d = cplus_demangle_v3(fn, DMGL_PARAMS | DMGL_TYPES);
+    return d;
 }
 
 static size_t from_symbols(Dwfl_Module *mod, Dwarf_Addr pc, uint64_t addr,
@@ -539,14 +546,9 @@ static size_t from_symbols(Dwfl_Module *mod, Dwarf_Addr pc, uint64_t addr,
         snprintf(buf, sizeof buf, "0x%llx", (unsigned long long)addr);
         fn = buf;
     }
-    /* a C++ symbol: as the program's source spells it */
-    char *readable = NULL;
-    int st = -1;
-    if (fn[0] == '_' && fn[1] == 'Z' && demangler) {
-        readable = demangler(fn, NULL, NULL, &st);
-        if (readable && st == 0)
-            fn = readable;
-    }
+    char *readable = demangle(fn);
+    if (readable)
+        fn = readable;
     char cbuf[MAX_NAME + 1];
     out[0].function = intern(clip(fn, cbuf, 0));
     free(readable);

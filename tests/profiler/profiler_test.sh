@@ -510,6 +510,15 @@ cxx)
     { fail "libstdc++ frames not demangled"; grep -m2 -oE " _Z[A-Za-z0-9_]+@[^ ]*" dump.txt; }
   grep -q "main@$SRC/cxx_map.cpp:" dump.txt && grep -q "make@$SRC/cxx_map.cpp:" dump.txt &&
     ok "cxx_map.cpp frames (main, make) with file:line" || fail "no cxx_map.cpp frames"
+  # C++ and Rust symbols (legacy and v0 manglings) demangled in a C program
+  # without debug information, which has no libstdc++.
+  RUNOPTS=(--every 1k)
+  same_run mangled "$BIN/profiler_mangled"
+  "$CLI" top mangled.ctf > mangled.top
+  grep -qF "ns::Klass::make(unsigned long)" mangled.top && grep -qE "  mycrate::build$" mangled.top &&
+    grep -qE "  mycrate::sub::work$" mangled.top && ! grep -qE "_Z|_R" mangled.top &&
+    ok "C++ and Rust symbols demangled, a Rust legacy symbol's hash dropped" ||
+    { fail "demangling"; cat mangled.top; }
   ;;
 
 fds)
