@@ -65,6 +65,7 @@ static struct {
     pthread_mutex_t lock;
     int64_t last_time;
     int64_t last_flush;                /* time of the last timed flush    */
+    int64_t start;                     /* the session's start time        */
     int dirty;                         /* events since the last flush     */
     size_t nspare;                     /* see drain_all                   */
 } __attribute__((aligned(64))) ds = {.lock = PTHREAD_MUTEX_INITIALIZER};
@@ -257,12 +258,25 @@ static int flush_dirty(void)
     return -1;
 }
 
-/* Under the lock, after an event at time now: a trace on disk is never
- * much more than a second older than the last event, even without the
- * flusher thread (single-threaded programs, see start_flusher). */
+/* How old the trace on disk may get at time now: a tenth of the session's
+ * age, from 10 ms to a second. A program that ends without exit() loses
+ * what was buffered since the last flush (no destructor runs: Go's
+ * runtime ends with the exit_group system call, others call _exit or die
+ * of a signal); with a fixed second, a cgo program that ran half a second
+ * lost every sample. Growing with the age, at most a tenth of a run is
+ * lost, for ~45 flushes in the first second and one a second after ten. */
+static int64_t stale_limit(int64_t now)
+{
+    int64_t l = (now - __atomic_load_n(&ds.start, __ATOMIC_RELAXED)) / 10;
+    return l < 10000 ? 10000 : l > 1000000 ? 1000000 : l;
+}
+
+/* Under the lock, after an event at time now: the trace on disk is never
+ * older than stale_limit, even without the flusher thread
+ * (single-threaded programs, see start_flusher). */
 static void maybe_flush(int64_t now)
 {
-    if (now - ds.last_flush < 1000000)
+    if (now - ds.last_flush < stale_limit(now))
         return;
     __atomic_store_n(&ds.last_flush, now, __ATOMIC_RELAXED);
     int st = mt_writer_flush(writer);
@@ -716,9 +730,9 @@ static int tb_append(mt_thread *t, uintptr_t ptr, int64_t now, uint64_t tsc, int
     b->n++;
     tb_unlock(&b->m);
     /* No flusher thread (a single-threaded program): a drain and a flush
-     * at least once a second from here. */
+     * from here, as often as stale_limit says. */
     if (!__atomic_load_n(&flusher_started, __ATOMIC_RELAXED) &&
-        now - __atomic_load_n(&ds.last_flush, __ATOMIC_RELAXED) >= 1000000) {
+        now - __atomic_load_n(&ds.last_flush, __ATOMIC_RELAXED) >= stale_limit(now)) {
         session_lock();
         drain_all();
         session_unlock();
@@ -792,9 +806,10 @@ uint64_t mt_sample_resize(void *ptr, size_t bytes, int64_t samples,
 
 /* ---- flusher ------------------------------------------------------------- */
 
-/* Writes what was buffered about once a second, so the trace of a long-lived
- * program is never much older than that. It runs with every signal
- * blocked, so the program's signals never land on it. */
+/* Writes what was buffered as often as stale_limit says (about once a
+ * second once the program has run ten), so the trace on disk is never much
+ * older than that. It runs with every signal blocked, so the program's
+ * signals never land on it. */
 static void *flusher_main(void *arg)
 {
     (void)arg;
@@ -804,7 +819,9 @@ static void *flusher_main(void *arg)
     for (;;) {
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_sec += 1;
+        int64_t ns = ts.tv_nsec + stale_limit(real_us()) * 1000;
+        ts.tv_sec += ns / 1000000000;
+        ts.tv_nsec = ns % 1000000000;
         pthread_cond_timedwait(&flusher_cond, &ds.lock, &ts);
         if (mt_active && writer)
             drain_all();
@@ -944,7 +961,7 @@ static int start_locked(const char *path, double rate, const char *context,
     info.start_time = real_us();
     ds.last_time = info.start_time;
     clock_init(info.start_time);
-    ds.last_flush = info.start_time;
+    ds.last_flush = ds.start = info.start_time;
     info.context = have_context ? context_buf : NULL;
     char msg[256];
     mt_writer *w = NULL;

@@ -1,0 +1,65 @@
+/*
+ * rawexit.c - THREADS threads (the main thread alone if 1) each allocate
+ * and free a 1 KiB block every 2 us for MS milliseconds, then the process
+ * ends with the exit_group system call, as Go's runtime ends a program: no
+ * destructor runs, so the trace holds only what the profiler had flushed.
+ * Prints the bytes allocated.
+ *   rawexit THREADS MS
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+static long ms;
+
+static long elapsed_ns(const struct timespec *t0)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (t.tv_sec - t0->tv_sec) * 1000000000L + (t.tv_nsec - t0->tv_nsec);
+}
+
+static void *worker(void *arg)
+{
+    (void)arg;
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    long n = 0, e;
+    while ((e = elapsed_ns(&t0)) < ms * 1000000L) {
+        if (e >= n * 2000) {
+            char *volatile p = malloc(1024);
+            if (!p)
+                break;
+            p[0] = 1;
+            free(p);
+            n++;
+        }
+    }
+    return (void *)(n * 1024);
+}
+
+int main(int argc, char **argv)
+{
+    int threads = argc > 1 ? atoi(argv[1]) : 1;
+    ms = argc > 2 ? atol(argv[2]) : 400;
+    long bytes = 0;
+    if (threads <= 1) {
+        bytes = (long)worker(NULL);
+    } else {
+        pthread_t t[64];
+        for (int i = 0; i < threads && i < 64; i++)
+            pthread_create(&t[i], NULL, worker, NULL);
+        for (int i = 0; i < threads && i < 64; i++) {
+            void *r;
+            pthread_join(t[i], &r);
+            bytes += (long)r;
+        }
+    }
+    printf("%ld\n", bytes);
+    fflush(stdout);
+    syscall(SYS_exit_group, 0);
+    return 1;
+}
