@@ -47,6 +47,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 
 #include "profiler/profiler_int.h"
 
@@ -222,9 +223,19 @@ int mt_region_reserve(void)
         return 0;
     /* 256 GiB (and as much for the meta arena, which needs that much only
      * if every chunk held 16-byte blocks), or less where address space is
-     * limited (ulimit -v). */
-    for (unsigned bits = 38; bits >= 30; bits -= 2) {
+     * limited (ulimit -v): at most an eighth of the limit for the two, as
+     * reserved space counts against it even though it costs no memory
+     * (with 4 GB allowed, 2 GiB reserved made a program that needed 3
+     * fail); a region that fills only loses samples (their blocks go to
+     * glibc). */
+    uintptr_t cap = UINTPTR_MAX;
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+        cap = (uintptr_t)rl.rlim_cur / 16;
+    for (unsigned bits = 38; bits >= 24; bits -= 2) {
         uintptr_t size = (uintptr_t)1 << bits;
+        if (size > cap)
+            continue;
         void *m = mmap(NULL, size + CHUNK, PROT_NONE,
                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         if (m == MAP_FAILED)

@@ -291,6 +291,15 @@ run_cli)
     ok "no sample: a hint ($(sed -n 2p none.err | cut -c1-50)...)" || { fail "no-sample hint"; cat none.err; }
   "$CLI" run --every 64 -o some.ctf -- "$BIN/profiler_exec_place" final > /dev/null 2> some.err &&
     [ "$(wc -l < some.err)" = 1 ] && ok "samples: no hint" || { fail "hint with samples"; cat some.err; }
+  # Under `ulimit -v` the profiler reserves at most an eighth of the limit
+  # (its region and the region's metadata): a program that needs three
+  # quarters of it runs as without the profiler (with 2 GiB reserved under
+  # 4, it ran out of memory at its 47th block of 64 MiB).
+  ( ulimit -v 4194304; "$CLI" run -o as.ctf -- "$BIN/profiler_aslimit" 3072 > as.out 2> as.err ); rc=$?
+  [ $rc = 0 ] && grep -qx "48 blocks of 64 MiB" as.out &&
+    ok "ulimit -v 4 GiB: the program's 3 GiB fit beside the profiler's reservation" ||
+    { fail "ulimit -v (rc $rc)"; cat as.out as.err; }
+  valid "under ulimit -v" as.ctf
   # MEMTRACE_PRELOAD override
   MEMTRACE_PRELOAD=/nonexistent/libx.so "$CLI" run -- /bin/true 2> p.err; rc=$?
   [ $rc = 1 ] && grep -q "cannot find libmemtrace_preload.so" p.err && ok "MEMTRACE_PRELOAD missing file" || fail "MEMTRACE_PRELOAD: $rc"
