@@ -62,6 +62,23 @@ static int is_preload_entry(const char *p, size_t k)
     return bk == sizeof preload_name - 1 && memcmp(base, preload_name, bk) == 0;
 }
 
+/* This library's entry in the LD_PRELOAD list v (entries separated by ':'
+ * or ' '): where it starts, *k its length; NULL if it has none. */
+static const char *find_preload_entry(const char *v, size_t *k)
+{
+    for (const char *p = v; p && *p;) {
+        size_t n = strcspn(p, ": ");
+        if (n > 0 && is_preload_entry(p, n)) {
+            *k = n;
+            return p;
+        }
+        p += n;
+        if (*p)
+            p++;
+    }
+    return NULL;
+}
+
 /* Is s NAME=... for one of the profiler's variables? */
 static int is_ours(const char *s)
 {
@@ -92,17 +109,11 @@ void mt_env_save(void)
         o += k;
     }
     preload_entry[0] = 0;
-    const char *v = getenv("LD_PRELOAD");
-    for (const char *p = v; p && *p;) {
-        size_t k = strcspn(p, ": ");
-        if (k > 0 && is_preload_entry(p, k) && k < sizeof preload_entry) {
-            memcpy(preload_entry, p, k);
-            preload_entry[k] = 0;
-            break;
-        }
-        p += k;
-        if (*p)
-            p++;
+    size_t k;
+    const char *p = find_preload_entry(getenv("LD_PRELOAD"), &k);
+    if (p && k < sizeof preload_entry) {
+        memcpy(preload_entry, p, k);
+        preload_entry[k] = 0;
     }
 }
 
@@ -195,15 +206,8 @@ static char **own_exec_env(char *const envp[], size_t *size)
         const char *e = envp[i];
         if (strncmp(e, "LD_PRELOAD=", 11) == 0) {
             have_preload = 1;
-            int mine = 0;
-            for (const char *p = e + 11; *p && !mine;) {
-                size_t k = strcspn(p, ": ");
-                mine = k > 0 && is_preload_entry(p, k);
-                p += k;
-                if (*p)
-                    p++;
-            }
-            if (!mine && preload_entry[0]) {
+            size_t k;
+            if (!find_preload_entry(e + 11, &k) && preload_entry[0]) {
                 join(buf, preload_entry, e + 11);
                 e = buf;
             }
