@@ -277,27 +277,27 @@ void mt_env_init(void)
         return r_;                                                          \
     } while (0)
 
-static int no_fn(void)
-{
-    errno = ENOSYS;
-    return -1;
-}
+/* var: the next definition of name, looked up now if start-up was too
+ * early; the caller returns -1 with ENOSYS if there is none. */
+#define NEED_REAL(var, type, name)                                          \
+    do {                                                                    \
+        if (!var)                                                           \
+            var = (type)(uintptr_t)next_fn(name);                           \
+        if (!var) {                                                         \
+            errno = ENOSYS;                                                 \
+            return -1;                                                      \
+        }                                                                   \
+    } while (0)
 
 static int do_execve(const char *path, char *const argv[], char *const envp[])
 {
-    if (!real_execve)
-        real_execve = (execve_fn)(uintptr_t)next_fn("execve");
-    if (!real_execve)
-        return no_fn();
+    NEED_REAL(real_execve, execve_fn, "execve");
     EXEC_WITH_ENV(envp, real_execve(path, argv, env_));
 }
 
 static int do_execvpe(const char *file, char *const argv[], char *const envp[])
 {
-    if (!real_execvpe)
-        real_execvpe = (execve_fn)(uintptr_t)next_fn("execvpe");
-    if (!real_execvpe)
-        return no_fn();
+    NEED_REAL(real_execvpe, execve_fn, "execvpe");
     EXEC_WITH_ENV(envp, real_execvpe(file, argv, env_));
 }
 
@@ -323,20 +323,14 @@ EXPORT int execvp(const char *file, char *const argv[])
 
 EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
-    if (!real_fexecve)
-        real_fexecve = (fexecve_fn)(uintptr_t)next_fn("fexecve");
-    if (!real_fexecve)
-        return no_fn();
+    NEED_REAL(real_fexecve, fexecve_fn, "fexecve");
     EXEC_WITH_ENV(envp, real_fexecve(fd, argv, env_));
 }
 
 EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *const envp[],
                     int flags)
 {
-    if (!real_execveat)
-        real_execveat = (execveat_fn)(uintptr_t)next_fn("execveat");
-    if (!real_execveat)
-        return no_fn();
+    NEED_REAL(real_execveat, execveat_fn, "execveat");
     EXEC_WITH_ENV(envp, real_execveat(dirfd, path, argv, env_, flags));
 }
 
