@@ -5,9 +5,10 @@
  * real function at the call site of its inlined callee, ..., the innermost
  * inlined function at the instruction's own line), each with file, line,
  * column and function name. Without debug information: the ELF symbol
- * (C++ and Rust names demangled) and the module's file name, line 0; without a symbol either, the module and
- * the address in its ELF file ("prog+0x1c14"); an address in no known
- * module: its hex value in a "[unknown]" file. A frame is never dropped.
+ * (C++ and Rust names demangled) and the module's file name, line 0;
+ * without a symbol either, the module and the address in its ELF file
+ * ("prog+0x1c14"); an address in no known module: its hex value in a
+ * "[unknown]" file. A frame is never dropped.
  *
  * Results are cached per code and strings interned for the session, so the
  * writer can be handed the same records every time it asks. All of it runs
