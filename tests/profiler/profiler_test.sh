@@ -321,7 +321,7 @@ threads)
     "$CLI" run -o rx$th.ctf -- "$BIN/profiler_rawexit" $th 400 > rx.out 2> rx.err
     n=$("$CLI" top rx$th.ctf | sed -n 2p | sed -n 's/.*(\([0-9]*\) samples).*/\1/p')
     awk -v b="$(cat rx.out)" -v n="${n:-0}" -v th=$th 'BEGIN { x = b / 8 * 1e-5;
-      good = x >= 100 && n >= 0.7 * x;
+      good = x >= 100 && n >= 0.5 * x;   # (0 before; ~90% on an idle machine)
       printf "%s ended by exit_group, %d thread(s): %d of %.0f expected samples in the trace\n",
         good ? "ok  " : "FAIL", th, n, x; exit !good }' || FAILS=$((FAILS + 1))
     valid "ended by exit_group" rx$th.ctf
