@@ -72,7 +72,8 @@ void usage_run(FILE *out)
             "(nothing can be preloaded into them) and are refused, as are\n"
             "programs that run with other privileges than the caller's\n"
             "(set-user-ID, set-group-ID, file capabilities: the loader ignores\n"
-            "LD_PRELOAD in them).\n"
+            "LD_PRELOAD in them) and programs whose malloc cannot be replaced\n"
+            "(one they define themselves, or a sanitizer's: AddressSanitizer).\n"
             "The program's output is left alone; the profiler writes to standard\n"
             "error only if it cannot trace (bad setting, file cannot be opened,\n"
             "disk full), and the program then runs on untraced.\n"
@@ -188,6 +189,90 @@ static int elf_kind(const char *path)
         }
     }
 out:
+    close(fd);
+    return r;
+}
+
+/* A section of the ELF file, read whole (at most 64 MiB); NULL if it cannot
+ * be. The caller frees it. */
+static void *read_section(int fd, const Elf64_Shdr *sh)
+{
+    if (sh->sh_size == 0 || sh->sh_size > ((uint64_t)64 << 20))
+        return NULL;
+    void *b = malloc(sh->sh_size + 1);
+    if (b && pread(fd, b, sh->sh_size, (off_t)sh->sh_offset) != (ssize_t)sh->sh_size) {
+        free(b);
+        return NULL;
+    }
+    if (b)
+        ((char *)b)[sh->sh_size] = 0;   /* a string table ends in NUL */
+    return b;
+}
+
+/* Does the dynamic ELF file at path keep its malloc from the profiler?
+ * It does when it defines malloc itself (a sanitizer's runtime linked in,
+ * as clang's AddressSanitizer does, or a built-in allocator): its own
+ * definition comes before any preloaded one. And when it needs a
+ * sanitizer's runtime library that replaces malloc (gcc's
+ * AddressSanitizer: libasan insists on being first and stops the
+ * program). Then *why says which, and 1 is returned; 0 otherwise, or if
+ * the file cannot be read (the program then runs as usual). */
+static int keeps_malloc(const char *path, char *why, size_t why_size)
+{
+    static const char *const sanitizers[] = {"libasan.so", "libtsan.so", "liblsan.so",
+                                             "libhwasan.so", "libmsan.so"};
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    Elf64_Ehdr eh;
+    Elf64_Shdr *sh = NULL;
+    int r = 0;
+    if (pread(fd, &eh, sizeof eh, 0) != (ssize_t)sizeof eh ||
+        memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+        eh.e_shentsize != sizeof(Elf64_Shdr) || eh.e_shnum == 0)
+        goto out;
+    size_t shsize = (size_t)eh.e_shnum * sizeof *sh;
+    sh = malloc(shsize);
+    if (!sh || pread(fd, sh, shsize, (off_t)eh.e_shoff) != (ssize_t)shsize)
+        goto out;
+    for (unsigned i = 0; i < eh.e_shnum && !r; i++) {
+        if ((sh[i].sh_type != SHT_DYNSYM && sh[i].sh_type != SHT_DYNAMIC) ||
+            sh[i].sh_link >= eh.e_shnum)
+            continue;
+        const Elf64_Shdr *strs = &sh[sh[i].sh_link];
+        char *str = read_section(fd, strs);
+        void *tab = str ? read_section(fd, &sh[i]) : NULL;
+        if (tab && sh[i].sh_type == SHT_DYNSYM) {
+            const Elf64_Sym *sym = tab;
+            for (size_t k = 0; k < sh[i].sh_size / sizeof *sym && !r; k++) {
+                int bind = ELF64_ST_BIND(sym[k].st_info);
+                if (sym[k].st_name < strs->sh_size && sym[k].st_shndx != SHN_UNDEF &&
+                    (bind == STB_GLOBAL || bind == STB_WEAK) &&
+                    strcmp(str + sym[k].st_name, "malloc") == 0) {
+                    snprintf(why, why_size, "it defines malloc itself (a sanitizer's runtime "
+                             "linked in, or an allocator of its own)");
+                    r = 1;
+                }
+            }
+        } else if (tab) {
+            const Elf64_Dyn *dyn = tab;
+            for (size_t k = 0; k < sh[i].sh_size / sizeof *dyn && !r; k++) {
+                if (dyn[k].d_tag != DT_NEEDED || dyn[k].d_un.d_val >= strs->sh_size)
+                    continue;
+                const char *lib = str + dyn[k].d_un.d_val;
+                for (size_t j = 0; j < sizeof sanitizers / sizeof *sanitizers; j++)
+                    if (strncmp(lib, sanitizers[j], strlen(sanitizers[j])) == 0) {
+                        snprintf(why, why_size, "it is built with a sanitizer (%s), "
+                                 "whose runtime replaces malloc", lib);
+                        r = 1;
+                    }
+            }
+        }
+        free(tab);
+        free(str);
+    }
+out:
+    free(sh);
     close(fd);
     return r;
 }
@@ -314,6 +399,11 @@ int cmd_run(int argc, char **argv)
     if (kind == 2) {
         cli_error("run", "%s is not a 64-bit x86-64 program: the profiler library cannot "
                          "be loaded into it", prog);
+        return EXIT_DATA;
+    }
+    char why[256];
+    if (keeps_malloc(prog, why, sizeof why)) {
+        cli_error("run", "%s cannot be profiled by preloading: %s", prog, why);
         return EXIT_DATA;
     }
     if (secure_exec(prog)) {

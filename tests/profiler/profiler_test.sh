@@ -214,6 +214,14 @@ run_cli)
   else
     fail "no static test program (libc.a missing: apt-get install libc6-dev)"
   fi
+  # Programs whose malloc cannot be replaced by preloading: refused, with
+  # the reason (they used to run and leave a trace without a sample, or,
+  # with gcc's AddressSanitizer, stop with its own complaint).
+  for p in ownmalloc:"it defines malloc itself" asan:"it is built with a sanitizer (libasan.so"; do
+    "$CLI" run -- "$BIN/profiler_${p%%:*}" > km.out 2> km.err; rc=$?
+    [ $rc = 1 ] && grep -qF "cannot be profiled by preloading: ${p#*:}" km.err && [ ! -s km.out ] &&
+      ok "${p%%:*} refused: $(cut -c1-90 km.err)..." || { fail "${p%%:*}: rc $rc"; cat km.err km.out; }
+  done
   # Programs the loader runs with other privileges than the caller's ignore
   # LD_PRELOAD (secure-execution mode): refused. Set-user-ID to ourselves
   # changes nothing: traced.
