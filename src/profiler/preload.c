@@ -1,12 +1,13 @@
 /*
  * preload.c - the malloc family, interposed when libmemtrace_preload.so is
- * preloaded (or linked). Unsampled blocks are glibc's, from its own
- * __libc_* entry points (no dlsym bootstrap: the library works from the
- * first allocation of the process on); sampled blocks come from the
+ * preloaded (or linked). Unsampled blocks come from the next definitions
+ * of the malloc family after this library's (glibc's, or an allocator's the
+ * program is linked with: see `next` below); sampled blocks come from the
  * profiler's region (region.c).
  *
  * The unsampled path of an allocation is one subtraction from the thread's
- * byte countdown (initial-exec TLS), a branch and a tail call to glibc.
+ * byte countdown (initial-exec TLS), a branch and a tail call through a
+ * pointer to the next malloc.
  * When the countdown runs out the sampling decision is taken before the
  * block exists, so a sampled block can be put in the region; free,
  * realloc and malloc_usable_size then tell the two kinds apart with one
@@ -41,9 +42,128 @@
 
 __thread mt_thread mt_self __attribute__((tls_model("initial-exec")));
 
+/* ---- where unsampled blocks go ------------------------------------------
+ * The next definitions of the malloc family after this library's: glibc's,
+ * or those of an allocator the program is linked with (libjemalloc,
+ * libtcmalloc), whose blocks must go back to it. Sending every unsampled
+ * block to glibc (its __libc_* functions, as this library did) crashed a
+ * C++ program linked with jemalloc: jemalloc's operator new, which is not
+ * interposed, allocated, and libstdc++'s delete called free, which went to
+ * glibc ("free(): invalid pointer"). They are looked up with dlsym at the
+ * first call of any of them, which comes before the process has any block
+ * (the main thread's first allocation takes the slow path, and ld.so
+ * allocates only after every object is relocated): looked up later (in
+ * the constructor) the blocks allocated before would go back to the wrong
+ * allocator. Until then the pointers hold stubs that look them up. */
+typedef struct next_fns {
+    void *(*malloc)(size_t);
+    void (*free)(void *);
+    void *(*calloc)(size_t, size_t);
+    void *(*realloc)(void *, size_t);
+    void *(*memalign)(size_t, size_t);
+    size_t (*usable)(void *);
+} next_fns;
+
+void *memalign(size_t align, size_t n);     /* (defined below) */
+size_t malloc_usable_size(void *p);
+
+static void *first_malloc(size_t n);
+static void first_free(void *p);
+static void *first_calloc(size_t n, size_t m);
+static void *first_realloc(void *p, size_t n);
+static void *first_memalign(size_t a, size_t n);
+static size_t first_usable(void *p);
+static next_fns next = {first_malloc, first_free, first_calloc, first_realloc,
+                        first_memalign, first_usable};
+
+/* Without a next malloc_usable_size (glibc always has one). */
+static size_t no_usable(void *p)
+{
+    (void)p;
+    return 0;
+}
+
+/* dlsym(RTLD_NEXT, name), or fallback when there is none (or this library's
+ * own, which RTLD_NEXT never gives). */
+static void *next_or(const char *name, void *fallback, void *own)
+{
+    void *f = dlsym(RTLD_NEXT, name);
+    return f && f != own ? f : fallback;
+}
+
+/* Look them all up, once; a call made meanwhile (by dlsym itself, which
+ * allocates only to report a failure, or by another thread) is glibc's. */
+static int resolving;
+static void resolve(void)
+{
+    if (__atomic_exchange_n(&resolving, 1, __ATOMIC_ACQ_REL))
+        return;
+    mt_thread *t = &mt_self;
+    mt_enter(t);
+    next_fns n;
+    n.malloc = (void *(*)(size_t))next_or("malloc", (void *)__libc_malloc, (void *)malloc);
+    n.free = (void (*)(void *))next_or("free", (void *)__libc_free, (void *)free);
+    n.calloc = (void *(*)(size_t, size_t))next_or("calloc", (void *)__libc_calloc,
+                                                  (void *)calloc);
+    n.realloc = (void *(*)(void *, size_t))next_or("realloc", (void *)__libc_realloc,
+                                                   (void *)realloc);
+    n.memalign = (void *(*)(size_t, size_t))next_or("memalign", (void *)__libc_memalign,
+                                                    (void *)memalign);
+    n.usable = (size_t (*)(void *))next_or("malloc_usable_size", NULL,
+                                           (void *)malloc_usable_size);
+    if (!n.usable)
+        n.usable = no_usable;
+    __atomic_store_n(&next.malloc, n.malloc, __ATOMIC_RELEASE);
+    __atomic_store_n(&next.free, n.free, __ATOMIC_RELEASE);
+    __atomic_store_n(&next.calloc, n.calloc, __ATOMIC_RELEASE);
+    __atomic_store_n(&next.realloc, n.realloc, __ATOMIC_RELEASE);
+    __atomic_store_n(&next.memalign, n.memalign, __ATOMIC_RELEASE);
+    __atomic_store_n(&next.usable, n.usable, __ATOMIC_RELEASE);
+    mt_leave(t);
+}
+
+static void *first_malloc(size_t n)
+{
+    resolve();
+    return next.malloc == first_malloc ? __libc_malloc(n) : next.malloc(n);
+}
+
+static void first_free(void *p)
+{
+    resolve();
+    if (next.free == first_free)
+        __libc_free(p);
+    else
+        next.free(p);
+}
+
+static void *first_calloc(size_t n, size_t m)
+{
+    resolve();
+    return next.calloc == first_calloc ? __libc_calloc(n, m) : next.calloc(n, m);
+}
+
+static void *first_realloc(void *p, size_t n)
+{
+    resolve();
+    return next.realloc == first_realloc ? __libc_realloc(p, n) : next.realloc(p, n);
+}
+
+static void *first_memalign(size_t a, size_t n)
+{
+    resolve();
+    return next.memalign == first_memalign ? __libc_memalign(a, n) : next.memalign(a, n);
+}
+
+static size_t first_usable(void *p)
+{
+    resolve();
+    return next.usable == first_usable ? 0 : next.usable(p);
+}
+
 /* Countdown reached <= 0 for an allocation of `bytes` aligned to `align`:
  * a block of the region if the allocation is sampled, else NULL (the
- * caller asks glibc). resize: the sampled block being resized, if any,
+ * caller asks the next malloc). resize: the sampled block being resized, if any,
  * returned itself when the new size is sampled and fits in it. Inlined
  * into its callers, and the backtrace taken here: the fewer frames of ours
  * on the stack, the less unwinding (unwind.h). */
@@ -69,8 +189,9 @@ sampled_block(size_t bytes, size_t align, int zero, void *resize)
 }
 
 /* An allocation of the profiler itself (the thread is busy): a block of
- * the region marked as its own, or NULL (the caller asks glibc) before the
- * region exists or when a signal handler interrupted the region's code. */
+ * the region marked as its own, or NULL (the caller asks the next malloc)
+ * before the region exists or when a signal handler interrupted the
+ * region's code. */
 static void *own_block(size_t bytes, size_t align, int zero)
 {
     mt_thread *t = &mt_self;
@@ -81,7 +202,7 @@ static void *own_block(size_t bytes, size_t align, int zero)
 }
 
 /* The slow path's block: the profiler's own while the thread is inside it,
- * else a sampled one; NULL: the caller asks glibc. */
+ * else a sampled one; NULL: the caller asks the next malloc. */
 static void *slow_block(size_t bytes, size_t align, int zero)
 {
     return mt_self.busy ? own_block(bytes, align, zero)
@@ -99,7 +220,7 @@ static inline int count(size_t bytes)
 SLOW static void *malloc_slow(size_t n)
 {
     void *p = slow_block(n, 16, 0);
-    return p ? p : __libc_malloc(n);
+    return p ? p : next.malloc(n);
 }
 
 /* A block of the profiler's own given back (by the profiler, or by the
@@ -128,7 +249,7 @@ EXPORT FASTPATH void *malloc(size_t n)
 {
     if (count(n))
         return malloc_slow(n);
-    return __libc_malloc(n);
+    return next.malloc(n);
 }
 
 EXPORT FASTPATH void free(void *p)
@@ -136,13 +257,13 @@ EXPORT FASTPATH void free(void *p)
     if (MT_UNLIKELY(mt_region_contains(p)))
         free_slow(p);
     else
-        __libc_free(p);
+        next.free(p);
 }
 
 SLOW static void *calloc_slow(size_t n, size_t m, size_t bytes)
 {
     void *p = slow_block(bytes, 16, 1);
-    return p ? p : __libc_calloc(n, m);
+    return p ? p : next.calloc(n, m);
 }
 
 EXPORT void *calloc(size_t n, size_t m)
@@ -154,25 +275,7 @@ EXPORT void *calloc(size_t n, size_t m)
     }
     if (count(bytes))
         return calloc_slow(n, m, bytes);
-    return __libc_calloc(n, m);
-}
-
-/* glibc's malloc_usable_size (it has no __libc_ name), found once. */
-typedef size_t (*usable_fn)(void *);
-static usable_fn glibc_usable;
-
-static size_t glibc_usable_size(void *p)
-{
-    usable_fn f = __atomic_load_n(&glibc_usable, __ATOMIC_ACQUIRE);
-    if (!f) {
-        mt_enter(&mt_self);
-        f = (usable_fn)dlsym(RTLD_NEXT, "malloc_usable_size");
-        mt_leave(&mt_self);
-        if (!f)
-            return 0;
-        __atomic_store_n(&glibc_usable, f, __ATOMIC_RELEASE);
-    }
-    return f(p);
+    return next.calloc(n, m);
 }
 
 EXPORT size_t malloc_usable_size(void *p)
@@ -186,7 +289,7 @@ EXPORT size_t malloc_usable_size(void *p)
         mt_region_set_size(p, n);
         return n;
     }
-    return glibc_usable_size(p);
+    return next.usable(p);
 }
 
 /* One of the profiler's own blocks resized: in place while it fits (blocks
@@ -213,7 +316,7 @@ static void *realloc_own(void *p, size_t n)
  * usable size (blocks come in size classes), it stays where it is: the old
  * object is collected and the new one allocated at the same address.
  * Otherwise the contents move to a new block (of the region if sampled,
- * else glibc's) and the old block is collected and given back; if no new
+ * else the next malloc's) and the old block is collected and given back; if no new
  * block can be had the old one stays, still sampled. Only the bytes asked
  * for are copied, not the block's rounded size. */
 SLOW static void *realloc_region(void *p, size_t n)
@@ -232,7 +335,7 @@ SLOW static void *realloc_region(void *p, size_t n)
     if (q == p)
         return p;
     if (!q)
-        q = __libc_malloc(n);
+        q = next.malloc(n);
     if (!q)
         return NULL;
     size_t old = mt_region_size(p);
@@ -241,17 +344,17 @@ SLOW static void *realloc_region(void *p, size_t n)
     return q;
 }
 
-/* An unsampled block resized into a sampled one. (A glibc block the
- * profiler itself resizes, one from before the region existed, stays in
- * glibc.) */
+/* An unsampled block resized into a sampled one. (An unsampled block the
+ * profiler itself resizes, one from before the region existed, stays with
+ * the next malloc.) */
 SLOW static void *realloc_slow(void *p, size_t n)
 {
     void *q = mt_self.busy ? NULL : sampled_block(n, 16, 0, NULL);
     if (!q)
-        return __libc_realloc(p, n);
-    size_t old = glibc_usable_size(p);
+        return next.realloc(p, n);
+    size_t old = next.usable(p);
     memcpy(q, p, old < n ? old : n);
-    __libc_free(p);
+    next.free(p);
     return q;
 }
 
@@ -262,12 +365,12 @@ EXPORT void *realloc(void *p, size_t n)
     if (MT_UNLIKELY(mt_region_contains(p)))
         return realloc_region(p, n);
     if (n == 0) {
-        __libc_free(p);
+        next.free(p);
         return NULL;
     }
     if (count(n))
         return realloc_slow(p, n);
-    return __libc_realloc(p, n);
+    return next.realloc(p, n);
 }
 
 EXPORT void *reallocarray(void *p, size_t n, size_t m)
@@ -299,7 +402,7 @@ static void *aligned(size_t align, size_t n)
         if (p)
             return p;
     }
-    return __libc_memalign(align, n);
+    return next.memalign(align, n);
 }
 
 EXPORT void *memalign(size_t align, size_t n)

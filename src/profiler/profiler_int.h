@@ -131,7 +131,8 @@ MT_HIDDEN uint64_t *mt_region_tag(const void *p);
 MT_HIDDEN void mt_region_lock(void);
 MT_HIDDEN void mt_region_unlock(int child);
 
-/* glibc's entry points, where preload.c sends unsampled blocks. */
+/* glibc's entry points: where preload.c sends unsampled blocks while the
+ * next definitions of the malloc family are being looked up. */
 void *__libc_malloc(size_t);
 void *__libc_calloc(size_t, size_t);
 void *__libc_realloc(void *, size_t);

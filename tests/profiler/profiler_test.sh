@@ -222,6 +222,17 @@ run_cli)
     [ $rc = 1 ] && grep -qF "cannot be profiled by preloading: ${p#*:}" km.err && [ ! -s km.out ] &&
       ok "${p%%:*} refused: $(cut -c1-90 km.err)..." || { fail "${p%%:*}: rc $rc"; cat km.err km.out; }
   done
+  # A program linked with an allocator that replaces malloc (as libjemalloc
+  # and libtcmalloc do): its unsampled blocks come from that allocator and
+  # go back to it (they went to glibc's, and a jemalloc-linked C++ program
+  # crashed; this one died at its first free of one of the allocator's own
+  # blocks).
+  "$CLI" run --every 4k -o fa.ctf -- "$BIN/profiler_fakeuse" > fa.out 2> fa.err; rc=$?
+  [ $rc = 0 ] && grep -qx "the allocator served the program" fa.out &&
+    ok "a program linked with another allocator: its blocks are that allocator's" ||
+    { fail "linked allocator (rc $rc)"; cat fa.out fa.err; }
+  has_samples fa.ctf
+  valid "linked allocator" fa.ctf
   # Programs the loader runs with other privileges than the caller's ignore
   # LD_PRELOAD (secure-execution mode): refused. Set-user-ID to ourselves
   # changes nothing: traced.
