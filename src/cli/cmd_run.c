@@ -209,6 +209,37 @@ static void *read_section(int fd, const Elf64_Shdr *sh)
     return b;
 }
 
+/* Does the symbol table sym (n symbols, names in str of str_size bytes)
+ * define malloc? */
+static int defines_malloc(const Elf64_Sym *sym, size_t n, const char *str, size_t str_size)
+{
+    for (size_t k = 0; k < n; k++) {
+        int bind = ELF64_ST_BIND(sym[k].st_info);
+        if (sym[k].st_name < str_size && sym[k].st_shndx != SHN_UNDEF &&
+            (bind == STB_GLOBAL || bind == STB_WEAK) && strcmp(str + sym[k].st_name, "malloc") == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* The sanitizer runtime that replaces malloc among the libraries the
+ * dynamic section dyn (n entries, names in str) needs, or NULL. */
+static const char *needs_sanitizer(const Elf64_Dyn *dyn, size_t n, const char *str,
+                                   size_t str_size)
+{
+    static const char *const sanitizers[] = {"libasan.so", "libtsan.so", "liblsan.so",
+                                             "libhwasan.so", "libmsan.so"};
+    for (size_t k = 0; k < n; k++) {
+        if (dyn[k].d_tag != DT_NEEDED || dyn[k].d_un.d_val >= str_size)
+            continue;
+        const char *lib = str + dyn[k].d_un.d_val;
+        for (size_t j = 0; j < sizeof sanitizers / sizeof *sanitizers; j++)
+            if (strncmp(lib, sanitizers[j], strlen(sanitizers[j])) == 0)
+                return lib;
+    }
+    return NULL;
+}
+
 /* Does the dynamic ELF file at path keep its malloc from the profiler?
  * It does when it defines malloc itself (a sanitizer's runtime linked in,
  * as clang's AddressSanitizer does, or a built-in allocator): its own
@@ -219,8 +250,6 @@ static void *read_section(int fd, const Elf64_Shdr *sh)
  * the file cannot be read (the program then runs as usual). */
 static int keeps_malloc(const char *path, char *why, size_t why_size)
 {
-    static const char *const sanitizers[] = {"libasan.so", "libtsan.so", "liblsan.so",
-                                             "libhwasan.so", "libmsan.so"};
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return 0;
@@ -242,31 +271,18 @@ static int keeps_malloc(const char *path, char *why, size_t why_size)
         const Elf64_Shdr *strs = &sh[sh[i].sh_link];
         char *str = read_section(fd, strs);
         void *tab = str ? read_section(fd, &sh[i]) : NULL;
-        if (tab && sh[i].sh_type == SHT_DYNSYM) {
-            const Elf64_Sym *sym = tab;
-            for (size_t k = 0; k < sh[i].sh_size / sizeof *sym && !r; k++) {
-                int bind = ELF64_ST_BIND(sym[k].st_info);
-                if (sym[k].st_name < strs->sh_size && sym[k].st_shndx != SHN_UNDEF &&
-                    (bind == STB_GLOBAL || bind == STB_WEAK) &&
-                    strcmp(str + sym[k].st_name, "malloc") == 0) {
-                    snprintf(why, why_size, "it defines malloc itself (a sanitizer's runtime "
-                             "linked in, or an allocator of its own)");
-                    r = 1;
-                }
-            }
-        } else if (tab) {
-            const Elf64_Dyn *dyn = tab;
-            for (size_t k = 0; k < sh[i].sh_size / sizeof *dyn && !r; k++) {
-                if (dyn[k].d_tag != DT_NEEDED || dyn[k].d_un.d_val >= strs->sh_size)
-                    continue;
-                const char *lib = str + dyn[k].d_un.d_val;
-                for (size_t j = 0; j < sizeof sanitizers / sizeof *sanitizers; j++)
-                    if (strncmp(lib, sanitizers[j], strlen(sanitizers[j])) == 0) {
-                        snprintf(why, why_size, "it is built with a sanitizer (%s), "
-                                 "whose runtime replaces malloc", lib);
-                        r = 1;
-                    }
-            }
+        const char *lib;
+        if (tab && sh[i].sh_type == SHT_DYNSYM &&
+            defines_malloc(tab, sh[i].sh_size / sizeof(Elf64_Sym), str, strs->sh_size)) {
+            snprintf(why, why_size, "it defines malloc itself (a sanitizer's runtime "
+                     "linked in, or an allocator of its own)");
+            r = 1;
+        } else if (tab && sh[i].sh_type == SHT_DYNAMIC &&
+                   (lib = needs_sanitizer(tab, sh[i].sh_size / sizeof(Elf64_Dyn), str,
+                                          strs->sh_size))) {
+            snprintf(why, why_size, "it is built with a sanitizer (%s), whose runtime "
+                     "replaces malloc", lib);
+            r = 1;
         }
         free(tab);
         free(str);

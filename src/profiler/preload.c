@@ -83,6 +83,12 @@ static size_t no_usable(void *p)
     return 0;
 }
 
+/* glibc's, for the calls made while the others are looked up (by dlsym
+ * itself, which allocates only to report a failure, or by another thread),
+ * and for any function dlsym does not find. */
+static const next_fns glibc_fns = {__libc_malloc, __libc_free, __libc_calloc,
+                                   __libc_realloc, __libc_memalign, no_usable};
+
 /* dlsym(RTLD_NEXT, name), or fallback when there is none (or this library's
  * own, which RTLD_NEXT never gives). */
 static void *next_or(const char *name, void *fallback, void *own)
@@ -91,80 +97,50 @@ static void *next_or(const char *name, void *fallback, void *own)
     return f && f != own ? f : fallback;
 }
 
-/* Look them all up, once; a call made meanwhile (by dlsym itself, which
- * allocates only to report a failure, or by another thread) is glibc's. */
-static int resolving;
-static void resolve(void)
+/* The functions to call: `next`, looked up at the first call (0: not yet,
+ * 1: being looked up, 2: done), or glibc's while that is going on. */
+static int next_state;
+static const next_fns *resolve(void)
 {
-    if (__atomic_exchange_n(&resolving, 1, __ATOMIC_ACQ_REL))
-        return;
+    int st = 0;
+    if (!__atomic_compare_exchange_n(&next_state, &st, 1, 0, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_ACQUIRE))
+        return st == 2 ? &next : &glibc_fns;
     mt_thread *t = &mt_self;
     mt_enter(t);
     next_fns n;
-    n.malloc = (void *(*)(size_t))next_or("malloc", (void *)__libc_malloc, (void *)malloc);
-    n.free = (void (*)(void *))next_or("free", (void *)__libc_free, (void *)free);
-    n.calloc = (void *(*)(size_t, size_t))next_or("calloc", (void *)__libc_calloc,
+    n.malloc = (void *(*)(size_t))next_or("malloc", (void *)glibc_fns.malloc, (void *)malloc);
+    n.free = (void (*)(void *))next_or("free", (void *)glibc_fns.free, (void *)free);
+    n.calloc = (void *(*)(size_t, size_t))next_or("calloc", (void *)glibc_fns.calloc,
                                                   (void *)calloc);
-    n.realloc = (void *(*)(void *, size_t))next_or("realloc", (void *)__libc_realloc,
+    n.realloc = (void *(*)(void *, size_t))next_or("realloc", (void *)glibc_fns.realloc,
                                                    (void *)realloc);
-    n.memalign = (void *(*)(size_t, size_t))next_or("memalign", (void *)__libc_memalign,
+    n.memalign = (void *(*)(size_t, size_t))next_or("memalign", (void *)glibc_fns.memalign,
                                                     (void *)memalign);
-    n.usable = (size_t (*)(void *))next_or("malloc_usable_size", NULL,
+    n.usable = (size_t (*)(void *))next_or("malloc_usable_size", (void *)glibc_fns.usable,
                                            (void *)malloc_usable_size);
-    if (!n.usable)
-        n.usable = no_usable;
-    __atomic_store_n(&next.malloc, n.malloc, __ATOMIC_RELEASE);
-    __atomic_store_n(&next.free, n.free, __ATOMIC_RELEASE);
-    __atomic_store_n(&next.calloc, n.calloc, __ATOMIC_RELEASE);
-    __atomic_store_n(&next.realloc, n.realloc, __ATOMIC_RELEASE);
-    __atomic_store_n(&next.memalign, n.memalign, __ATOMIC_RELEASE);
-    __atomic_store_n(&next.usable, n.usable, __ATOMIC_RELEASE);
+    __atomic_store_n(&next.malloc, n.malloc, __ATOMIC_RELAXED);
+    __atomic_store_n(&next.free, n.free, __ATOMIC_RELAXED);
+    __atomic_store_n(&next.calloc, n.calloc, __ATOMIC_RELAXED);
+    __atomic_store_n(&next.realloc, n.realloc, __ATOMIC_RELAXED);
+    __atomic_store_n(&next.memalign, n.memalign, __ATOMIC_RELAXED);
+    __atomic_store_n(&next.usable, n.usable, __ATOMIC_RELAXED);
+    __atomic_store_n(&next_state, 2, __ATOMIC_RELEASE);
     mt_leave(t);
+    return &next;
 }
 
-static void *first_malloc(size_t n)
-{
-    resolve();
-    return next.malloc == first_malloc ? __libc_malloc(n) : next.malloc(n);
-}
-
-static void first_free(void *p)
-{
-    resolve();
-    if (next.free == first_free)
-        __libc_free(p);
-    else
-        next.free(p);
-}
-
-static void *first_calloc(size_t n, size_t m)
-{
-    resolve();
-    return next.calloc == first_calloc ? __libc_calloc(n, m) : next.calloc(n, m);
-}
-
-static void *first_realloc(void *p, size_t n)
-{
-    resolve();
-    return next.realloc == first_realloc ? __libc_realloc(p, n) : next.realloc(p, n);
-}
-
-static void *first_memalign(size_t a, size_t n)
-{
-    resolve();
-    return next.memalign == first_memalign ? __libc_memalign(a, n) : next.memalign(a, n);
-}
-
-static size_t first_usable(void *p)
-{
-    resolve();
-    return next.usable == first_usable ? 0 : next.usable(p);
-}
+static void *first_malloc(size_t n) { return resolve()->malloc(n); }
+static void first_free(void *p) { resolve()->free(p); }
+static void *first_calloc(size_t n, size_t m) { return resolve()->calloc(n, m); }
+static void *first_realloc(void *p, size_t n) { return resolve()->realloc(p, n); }
+static void *first_memalign(size_t a, size_t n) { return resolve()->memalign(a, n); }
+static size_t first_usable(void *p) { return resolve()->usable(p); }
 
 /* Countdown reached <= 0 for an allocation of `bytes` aligned to `align`:
  * a block of the region if the allocation is sampled, else NULL (the
- * caller asks the next malloc). resize: the sampled block being resized, if any,
- * returned itself when the new size is sampled and fits in it. Inlined
+ * caller asks the next malloc). resize: the sampled block being resized, if
+ * any, returned itself when the new size is sampled and fits in it. Inlined
  * into its callers, and the backtrace taken here: the fewer frames of ours
  * on the stack, the less unwinding (unwind.h). */
 static inline __attribute__((always_inline)) void *
@@ -316,8 +292,8 @@ static void *realloc_own(void *p, size_t n)
  * usable size (blocks come in size classes), it stays where it is: the old
  * object is collected and the new one allocated at the same address.
  * Otherwise the contents move to a new block (of the region if sampled,
- * else the next malloc's) and the old block is collected and given back; if no new
- * block can be had the old one stays, still sampled. Only the bytes asked
+ * else the next malloc's) and the old block is collected and given back; if
+ * no new block can be had the old one stays, still sampled. Only the bytes asked
  * for are copied, not the block's rounded size. */
 SLOW static void *realloc_region(void *p, size_t n)
 {
