@@ -276,10 +276,15 @@ size_t mt_unwind_keep(uint64_t *codes, size_t n)
         skip++;
     while (skip < n && in_new(codes[skip]))
         skip++;
+    /* Frames of ours further out are wrappers the program called (our
+     * pthread_create, whose glibc namesake allocates the thread's TLS; our
+     * dlclose, while a library's destructors run): the program called
+     * glibc's function, which is the next frame. */
     size_t out = 0;
     uint64_t gen = __atomic_load_n(&mt_code_gen, __ATOMIC_RELAXED);
     for (size_t i = skip; i < n; i++)
-        if (codes[i] > 1 && codes[i] < ((uint64_t)1 << MT_CODE_ADDR_BITS))
+        if (codes[i] > 1 && codes[i] < ((uint64_t)1 << MT_CODE_ADDR_BITS) &&
+            (codes[i] < mt_self_lo || codes[i] >= mt_self_hi))
             codes[out++] = codes[i] | gen;
     return out;
 }

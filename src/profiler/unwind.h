@@ -35,8 +35,9 @@ MT_HIDDEN size_t mt_unwind_gcc(uint64_t *codes, size_t max);
 /* libunwind's unw_step, frame by frame, into codes, innermost first. */
 MT_HIDDEN size_t mt_unwind_step(uint64_t *codes, size_t max);
 /* Drop the profiler's own innermost frames, then those of C++'s operator
- * new, and the addresses that are not location codes; the rest, moved to
- * the front, become codes (mt_code_gen added); returns how many. */
+ * new, then every other frame of the profiler's (its wrappers of glibc
+ * functions) and the addresses that are not location codes; the rest,
+ * moved to the front, become codes (mt_code_gen added); returns how many. */
 MT_HIDDEN size_t mt_unwind_keep(uint64_t *codes, size_t n);
 
 /* A thread's first MT_UNWIND_COLD samples are unwound one unw_step at a

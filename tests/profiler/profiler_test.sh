@@ -331,6 +331,15 @@ threads)
   RUNOPTS=(--rate 1)
   same_run getattr "$BIN/profiler_getattr" 16
   has_samples getattr.ctf
+  # glibc's pthread_create allocates a new thread's TLS (the first one's;
+  # later threads reuse its stack and TLS), called from our
+  # pthread_create: that frame of ours is dropped, the program called
+  # glibc's (one pthread_create frame, not two, in those backtraces).
+  "$CLI" dump getattr.ctf | grep -o 'pthread_create@[^ ]*' > pc.frames
+  k=$(sort -u pc.frames | wc -l); m=$(wc -l < pc.frames)
+  [ "$m" -ge 1 ] && [ "$k" = 1 ] && grep -q 'pthread_create@libc' pc.frames &&
+    ok "our pthread_create is not a frame ($m frames, all glibc's)" ||
+    { fail "pthread_create frames: $m, of $k functions"; sort | uniq -c < pc.frames; }
   # A program that ends with the exit_group system call (as Go's runtime
   # does; no destructor runs) keeps the samples flushed before: the trace
   # on disk is at most a tenth of the run old (a second, before, lost
