@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # run.sh [BUILD_DIR] [RUNS] - overhead of the native heap profiler.
-#  1. price of one sampled allocation (20 frames deep) with each unwinder:
+#  1. price of one sampled allocation (20 frames deep) with each unwinder
+#     (the default, rules from .eh_frame; libunwind's; libgcc's):
 #     unwind_cost with every allocation sampled (MEMTRACE_RATE=1) minus the
 #     plain run, divided by the number of allocations;
 #  2. binary_trees, a 2-thread malloc stress, a loop over a 1 MB buffer
@@ -48,17 +49,19 @@ least() { sort -g | head -1; }
 
 echo "== price of one sampled allocation, 25 frames deep (median of 3)"
 N=200000
-for u in plain libunwind libgcc; do
+# cfi: the default (rules from .eh_frame kept per return address, else
+# unw_backtrace); libunwind: unw_backtrace alone; libgcc: _Unwind_Backtrace
+for u in plain cfi libunwind libgcc; do
   for r in 1 2 3; do
     if [ $u = plain ]; then
       elapsed "$W/unwind_cost" 20 $N
     else
-      MEMTRACE_UNWIND=$u LD_PRELOAD=$LIB MEMTRACE="$W/u.ctf" MEMTRACE_RATE=1 elapsed "$W/unwind_cost" 20 $N
+      MEMTRACE_UNWIND=${u#cfi} LD_PRELOAD=$LIB MEMTRACE="$W/u.ctf" MEMTRACE_RATE=1 elapsed "$W/unwind_cost" 20 $N
     fi
   done | median > "$W/u.$u"
 done
 base=$(cat "$W/u.plain")
-for u in libunwind libgcc; do
+for u in cfi libunwind libgcc; do
   awk -v t="$(cat "$W/u.$u")" -v b="$base" -v n=$N -v u=$u \
     'BEGIN { printf "  %-10s %.2f us per sampled allocation (%.3f s for %d, plain %.3f s)\n", u, (t - b) / n * 1e6, t, n, b }'
 done

@@ -177,6 +177,24 @@ static inline uint64_t mt_code_addr(uint64_t code)
  * called under the session lock. */
 MT_HIDDEN int mt_symbolize(void *ctx, uint64_t code, const mt_location **locs,
                            size_t *n);
+/* How to unwind one frame (unwind.c's fast unwinder): the caller's stack
+ * pointer (the CFA) is the frame's stack pointer, or its frame pointer
+ * (MT_CFI_RBP_BASE), plus cfa_off; the return address is at CFA + ra_off;
+ * the caller's frame pointer is at CFA + rbp_off (MT_CFI_RBP_SAVED), lost
+ * (MT_CFI_RBP_LOST), or unchanged. MT_CFI_END: the outermost frame;
+ * MT_CFI_BAD: a frame only libunwind can unwind. */
+typedef struct mt_cfi_rule {
+    int32_t cfa_off;
+    int16_t rbp_off;
+    int8_t ra_off;
+    uint8_t flags;
+} mt_cfi_rule;
+enum {
+    MT_CFI_RBP_BASE = 1, MT_CFI_RBP_SAVED = 2, MT_CFI_RBP_LOST = 4,
+    MT_CFI_END = 8, MT_CFI_BAD = 16
+};
+/* The rule of the frame that returns to ra. Under the session lock. */
+MT_HIDDEN void mt_symbolize_cfi(uint64_t ra, mt_cfi_rule *r);
 /* Drop all symbolizer state (session end). */
 MT_HIDDEN void mt_symbolize_reset(void);
 /* A library was unmapped: read the process's modules afresh before the

@@ -1246,10 +1246,21 @@ static int env_flag(const char *name)
     return v && *v && strcmp(v, "0") != 0;
 }
 
+/* The fast unwinder's rule for a return address it meets for the first
+ * time: the symbolizer's libdw reads it, under the session lock. */
+static void unwind_fill(uint64_t ra, mt_cfi_rule *r)
+{
+    session_lock();
+    mt_symbolize_cfi(ra, r);
+    mt_unwind_rule_add(ra, r);
+    session_unlock();
+}
+
 __attribute__((constructor)) static void mt_profiler_init(void)
 {
     mt_enter(&mt_self);
     mt_unwind_init();
+    mt_unwind_filler = unwind_fill;
     tb_key_ok = pthread_key_create(&tb_key, tb_release) == 0;
     pthread_atfork(fork_prepare, fork_parent, fork_child);
     mt_env_init();

@@ -620,6 +620,74 @@ fail:
     return 0;
 }
 
+/* The unwinding rule of the frame whose return address is ra (unwind.c's
+ * fast unwinder), from the module's .eh_frame as libdw reads it, for the
+ * call at ra - 1: where the CFA is (the stack pointer or the frame pointer
+ * plus an offset), where the return address and the caller's frame pointer
+ * were saved. Anything else (no module, no CFI, a signal frame, rules that
+ * are expressions or use other registers) gives MT_CFI_BAD: such frames
+ * are left to libunwind. */
+void mt_symbolize_cfi(uint64_t ra, mt_cfi_rule *r)
+{
+    memset(r, 0, sizeof *r);
+    r->flags = MT_CFI_BAD;
+    Dwarf_Addr bias, pc = ra - 1;
+    Dwfl_Module *mod = module_of(pc);
+    Dwarf_CFI *cfi = mod ? dwfl_module_eh_cfi(mod, &bias) : NULL;
+    Dwarf_Frame *f;
+    if (!cfi || dwarf_cfi_addrframe(cfi, pc - bias, &f) != 0)
+        return;
+    bool sig = 0;
+    Dwarf_Op *ops, mem[3];
+    size_t n;
+    uint8_t flags = 0;
+    int64_t cfa_off, ra_off = 0, bp_off = 0;
+    if (dwarf_frame_info(f, NULL, NULL, &sig) < 0 || sig ||
+        dwarf_frame_cfa(f, &ops, &n) != 0 || n != 1)
+        goto out;
+    /* CFA = register + offset: DW_OP_bregx reg, off (or DW_OP_bregN off) */
+    if (ops[0].atom == DW_OP_bregx && (ops[0].number == 6 || ops[0].number == 7)) {
+        flags |= ops[0].number == 6 ? MT_CFI_RBP_BASE : 0;
+        cfa_off = (int64_t)ops[0].number2;
+    } else if (ops[0].atom == DW_OP_breg6 || ops[0].atom == DW_OP_breg7) {
+        flags |= ops[0].atom == DW_OP_breg6 ? MT_CFI_RBP_BASE : 0;
+        cfa_off = (int64_t)ops[0].number;
+    } else {
+        goto out;
+    }
+    if (cfa_off < INT32_MIN || cfa_off > INT32_MAX)
+        goto out;
+    /* the return address (DWARF register 16): saved at CFA + off, or
+     * undefined (the outermost frame: _start, clone) */
+    if (dwarf_frame_register(f, 16, mem, &ops, &n) != 0)
+        goto out;
+    if (n == 0 && ops == mem)
+        flags |= MT_CFI_END;
+    else if (n == 2 && ops[0].atom == DW_OP_call_frame_cfa && ops[1].atom == DW_OP_plus_uconst)
+        ra_off = (int64_t)ops[1].number;
+    else
+        goto out;
+    /* the caller's frame pointer (register 6): unchanged, saved at CFA +
+     * off, or lost */
+    if (dwarf_frame_register(f, 6, mem, &ops, &n) != 0)
+        goto out;
+    if (n == 0)
+        flags |= ops ? MT_CFI_RBP_LOST : 0;
+    else if (n == 2 && ops[0].atom == DW_OP_call_frame_cfa && ops[1].atom == DW_OP_plus_uconst)
+        flags |= MT_CFI_RBP_SAVED, bp_off = (int64_t)ops[1].number;
+    else
+        goto out;
+    if (ra_off < INT8_MIN || ra_off > INT8_MAX || bp_off < INT16_MIN || bp_off > INT16_MAX ||
+        ((cfa_off | ra_off | bp_off) & 7))
+        goto out;
+    r->cfa_off = (int32_t)cfa_off;
+    r->ra_off = (int8_t)ra_off;
+    r->rbp_off = (int16_t)bp_off;
+    r->flags = flags;
+out:
+    free(f);
+}
+
 void mt_symbolize_unloaded(void)
 {
     unloaded = dwfl != NULL;

@@ -1,9 +1,9 @@
 /*
  * unwind.h - the backtrace of a sampled allocation, taken in the frame of
- * the sampled path itself (mt_unwind is inline): libunwind walks every
- * frame from its caller outwards, the profiler's own included, at ~7 ns a
- * frame, so each frame of ours between the program and the unwinder costs
- * every sample that much. The call from the program's malloc to here is
+ * the sampled path itself (mt_unwind is inline): the unwinder walks every
+ * frame from its caller outwards, the profiler's own included, at ~7-13 ns
+ * a frame, so each frame of ours between the program and the unwinder
+ * costs every sample that much. The call from the program's malloc to here is
  * two frames (malloc's cold part, slow_block); it was four when
  * session.c's mt_sample_record called a function of unwind.c.
  */
@@ -23,6 +23,11 @@ extern uintptr_t mt_self_lo MT_HIDDEN, mt_self_hi MT_HIDDEN;
  * where a dlclose unmapped some: unw_backtrace's caches cannot be flushed;
  * unwind.c). */
 enum { MT_UNWIND_TRACE, MT_UNWIND_GCC, MT_UNWIND_STEP };
+/* MEMTRACE_UNWIND=check (for the tests): while the unwinder is
+ * MT_UNWIND_TRACE, every sample is unwound by the fast unwinder and by
+ * unw_step, the step's codes kept; at exit, how many differed is printed. */
+extern int mt_unwind_checking MT_HIDDEN;
+MT_HIDDEN size_t mt_unwind_check(uint64_t *codes, size_t max);
 extern int mt_unwinder MT_HIDDEN;
 /* Nonzero while a dlclose has unmapped code and the unwinder is still
  * unw_backtrace: each sample first looks whether something was mapped
@@ -30,6 +35,14 @@ extern int mt_unwinder MT_HIDDEN;
 extern int mt_unmapped_any MT_HIDDEN;
 MT_HIDDEN void mt_unwind_check_loads(void);
 
+/* The fast unwinder (unwind.c): return addresses, innermost first, by
+ * rules looked up once per return address through mt_unwind_filler (set
+ * by the session: it takes the session lock, asks the symbolizer for the
+ * rule, mt_symbolize_cfi, and keeps it with mt_unwind_rule_add); 0 when
+ * a frame needs libunwind. */
+extern void (*mt_unwind_filler)(uint64_t ra, mt_cfi_rule *r) MT_HIDDEN;
+MT_HIDDEN void mt_unwind_rule_add(uint64_t ra, const mt_cfi_rule *r);
+MT_HIDDEN size_t mt_unwind_fast(uint64_t *codes, size_t max);
 /* libgcc's _Unwind_Backtrace into codes, innermost first. */
 MT_HIDDEN size_t mt_unwind_gcc(uint64_t *codes, size_t max);
 /* libunwind's unw_step, frame by frame, into codes, innermost first. */
@@ -64,6 +77,10 @@ static inline __attribute__((always_inline)) size_t mt_unwind(uint64_t *codes,
     if (MT_UNLIKELY(__atomic_load_n(&mt_unmapped_any, __ATOMIC_RELAXED)))
         mt_unwind_check_loads();
     int u = __atomic_load_n(&mt_unwinder, __ATOMIC_RELAXED);
+    if (MT_UNLIKELY(mt_unwind_checking) && u == MT_UNWIND_TRACE)
+        return mt_unwind_check(codes, max);
+    if (MT_LIKELY(u == MT_UNWIND_TRACE) && (n = mt_unwind_fast(codes, max)) != 0)
+        return mt_unwind_keep(codes, n);
     mt_thread *t = &mt_self;
     if (MT_UNLIKELY(u == MT_UNWIND_TRACE && t->unwinds < MT_UNWIND_COLD)) {
         t->unwinds++;

@@ -643,6 +643,44 @@ raise SystemExit(3)'
   fi
   ;;
 
+unwind_check)
+  # The fast unwinder (rules from .eh_frame, kept per return address) gives
+  # the very return addresses libunwind's unw_step does: MEMTRACE_UNWIND=check
+  # unwinds every sample with both and says how many differed. Threads,
+  # fork and exec (stress); signal handlers and plugins closed and reopened
+  # at the same address (sigdl: signal frames are left to libunwind); C++.
+  # The fast one must have unwound most samples itself (but sigdl's, most of
+  # which are made in signal handlers).
+  unwound() {  # unwound NAME MIN_LEFT MAX_LEFT_SHARE: the check's line of the
+    # process that sampled most
+    local line
+    line=$(grep "^memtrace: unwind check:" "$1.err" | sort -t: -k3 -n | tail -1)
+    echo "$line" | awk -v n="$1" -v min="$2" -v share="$3" '{ s = $4; left = $6; d = $10;
+      good = s >= 100 && d == 0 && left <= s * share && left >= min;
+      printf "%s %s: %d samples, %d left to libunwind (%d to %.0f%% wanted), %d differ\n",
+        good ? "ok  " : "FAIL", n, s, left, min, 100 * share, d; exit !good }' ||
+      { FAILS=$((FAILS + 1)); cat "$1.err"; }
+  }
+  export MEMTRACE_UNWIND=check
+  RUNOPTS=(--rate 1e-3)
+  same_run stress "$BIN/profiler_stress"
+  unwound stress 0 0.01
+  RUNOPTS=(--rate 1e-2)
+  same_run sigdl "$BIN/profiler_sigdl" "$BIN/libprofiler_plugin.so" "$BIN/libprofiler_plugin2.so"
+  unwound sigdl 1000 1
+  if [ -n "$CXX" ]; then
+    RUNOPTS=(--rate 1e-2)
+    same_run cxx "$CXX"
+    unwound cxx 0 0.01
+  fi
+  # Deep stacks (1000 frames: cut at the same frame) whose every other
+  # frame has a variable-length array (its CFA is the frame pointer's).
+  RUNOPTS=(--rate 1)
+  same_run deep "$BIN/profiler_deep" 1000 20
+  unwound deep 0 0.01
+  unset MEMTRACE_UNWIND
+  ;;
+
 *) echo "unknown case $CASE"; exit 2 ;;
 esac
 
