@@ -320,6 +320,9 @@ void mt_unwind_rule_add(uint64_t ra, const mt_cfi_rule *r)
  * (libunwind unwinds those). */
 __attribute__((noinline)) size_t mt_unwind_fast(uint64_t *codes, size_t max)
 {
+#ifndef __x86_64__
+    return 0;                   /* (the rules name x86-64's registers) */
+#endif
     if (!mt_unwind_filler || fast_off || __atomic_load_n(&rules_full, __ATOMIC_RELAXED))
         return 0;
     /* __builtin_frame_address gives this function a frame pointer: the
