@@ -1,6 +1,6 @@
 /*
  * deep.c - stacks for the fast unwinder's check (profiler_test.sh, case
- * unwind): a recursion DEPTH frames deep whose frames alternate between a
+ * unwind_check): a recursion DEPTH frames deep whose frames alternate between a
  * plain function and one with a variable-length array (its CFA is given
  * from the frame pointer), allocating at every level on the way back.
  *   deep DEPTH ROUNDS
