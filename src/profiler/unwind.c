@@ -331,14 +331,18 @@ __attribute__((noinline)) size_t mt_unwind_fast(uint64_t *codes, size_t max)
     uint64_t ip = fp[1], sp = (uint64_t)(uintptr_t)(fp + 2), bp = fp[0], sp0 = sp;
     int bp_ok = 1;
     size_t n = 0;
+    uint64_t last_ip = 0;
+    mt_cfi_rule r = {0, 0, 0, MT_CFI_BAD};
     while (n < max) {
         codes[n++] = ip;
-        mt_cfi_rule r;
-        const mt_cfi_rule *found = rule_find(ip);
-        if (MT_LIKELY(found != NULL))
-            r = *found;
-        else
-            mt_unwind_filler(ip, &r);   /* (bad ones kept too: asked once) */
+        if (ip != last_ip) {            /* (recursion: the same rule again) */
+            const mt_cfi_rule *found = rule_find(ip);
+            if (MT_LIKELY(found != NULL))
+                r = *found;
+            else
+                mt_unwind_filler(ip, &r);   /* (bad ones kept too: asked once) */
+            last_ip = ip;
+        }
         if (r.flags & (MT_CFI_END | MT_CFI_BAD))
             return r.flags & MT_CFI_BAD ? 0 : n;
         if ((r.flags & MT_CFI_RBP_BASE) && !bp_ok)
