@@ -1,14 +1,16 @@
 /*
  * test_profiler_unit.c - the profiler's parts that do not replace malloc,
  * tested directly (also under ASan/UBSan): the geometric sampler's
- * distribution (spec 10.2) and the symbolizer on this very
+ * distribution (spec 10.2), the symbolizer on this very
  * binary (file, line, inlined chain) and on a library without debug
- * information (ELF symbol and module name).
+ * information (ELF symbol and module name), and the unwinding rules it
+ * reads for the fast unwinder.
  */
 #include <dlfcn.h>
 #include <elfutils/libdwfl.h>
 #include <link.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -313,6 +315,63 @@ static void test_symbolize(void)
     mt_symbolize_reset();
 }
 
+/* ---- unwinding rules (the fast unwinder's, from .eh_frame) -------------- */
+
+#ifndef SA_RESTORER
+#define SA_RESTORER 0x04000000  /* (the kernel's; glibc sets it, does not export it) */
+#endif
+
+/* A frame of run-time size: its CFA is given from the frame pointer. */
+__attribute__((noinline)) static uintptr_t vla_caller(int n)
+{
+    volatile char buf[n];
+    buf[0] = 1;
+    uintptr_t r = ret_addr();
+    __asm__ volatile("" ::: "memory");
+    return r + (uintptr_t)buf[0] - 1;
+}
+
+static void test_cfi(void)
+{
+    int before = fails;
+    mt_cfi_rule r;
+    /* a plain frame: the CFA from the stack pointer (or, in a build
+     * without optimization, the frame pointer), the return address below it */
+    mt_symbolize_cfi(direct_caller(), &r);
+    CHECK(!(r.flags & (MT_CFI_BAD | MT_CFI_END)) && r.ra_off == -8 && r.cfa_off >= 8 &&
+              r.cfa_off % 8 == 0,
+          "plain frame: flags %#x, cfa %+d, ra %+d", r.flags, r.cfa_off, r.ra_off);
+    /* a frame with a variable-length array: CFA = frame pointer + 16, the
+     * caller's frame pointer saved at CFA - 16 */
+    static volatile int width = 40;     /* (not a constant the compiler folds) */
+    mt_symbolize_cfi(vla_caller(width), &r);
+    CHECK(r.flags == (MT_CFI_RBP_BASE | MT_CFI_RBP_SAVED) && r.cfa_off == 16 &&
+              r.ra_off == -8 && r.rbp_off == -16,
+          "VLA frame: flags %#x, cfa %+d, ra %+d, rbp %+d", r.flags, r.cfa_off, r.ra_off,
+          r.rbp_off);
+    /* a library without debug information still has .eh_frame */
+    mt_symbolize_cfi(nodebug_return_address(), &r);
+    CHECK(!(r.flags & (MT_CFI_BAD | MT_CFI_END)) && r.ra_off == -8,
+          "library frame: flags %#x", r.flags);
+    /* a signal frame (the handler returns to glibc's restorer): left to
+     * libunwind; so is an address in no module */
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = SIG_IGN;
+    sigaction(SIGUSR2, &sa, NULL);
+    sigaction(SIGUSR2, NULL, &old);
+    if (old.sa_flags & SA_RESTORER) {
+        mt_symbolize_cfi((uint64_t)(uintptr_t)old.sa_restorer, &r);
+        CHECK(r.flags == MT_CFI_BAD, "signal frame: flags %#x", r.flags);
+    }
+    mt_symbolize_cfi(0x10, &r);
+    CHECK(r.flags == MT_CFI_BAD, "unmapped: flags %#x", r.flags);
+    if (fails == before)
+        printf("ok   unwinding rules: plain frame, frame-pointer frame, library, signal frame, "
+               "unmapped\n");
+    mt_symbolize_reset();
+}
+
 int main(void)
 {
     test_log_approx();
@@ -323,6 +382,7 @@ int main(void)
     test_distribution(1.0, 1000);
     test_distribution(1e-5, 400000);
     test_symbolize();
+    test_cfi();
     printf("%s\n", fails ? "FAILED" : "all profiler unit tests passed");
     return fails ? 1 : 0;
 }
