@@ -38,7 +38,7 @@
  * bytes grew to 440 MB, ~55 KiB stranded per thread). Every caller is
  * marked inside the profiler (mt_thread.busy), and the code here marks the
  * thread in_region: a signal handler that interrupts it gets its allocations from
- * glibc (preload.c) and its frees do not wait for the mutex, so it never
+ * the next malloc (preload.c) and its frees do not wait for the mutex, so it never
  * finds a list half updated nor waits for a lock its own thread holds.
  * Fork: the session's atfork handlers take and release the mutex
  * (mt_region_lock/unlock).
@@ -227,7 +227,7 @@ int mt_region_reserve(void)
      * reserved space counts against it even though it costs no memory
      * (with 4 GB allowed, 2 GiB reserved made a program that needed 3
      * fail); a region that fills only loses samples (their blocks go to
-     * glibc). */
+     * the next malloc, preload.c). */
     uintptr_t cap = UINTPTR_MAX;
     struct rlimit rl;
     if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)

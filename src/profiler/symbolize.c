@@ -627,6 +627,15 @@ fail:
  * were saved. Anything else (no module, no CFI, a signal frame, rules that
  * are expressions or use other registers) gives MT_CFI_BAD: such frames
  * are left to libunwind. */
+/* Is the register rule ops (n of them) "saved at CFA + off"? */
+static int at_cfa_plus(const Dwarf_Op *ops, size_t n, int64_t *off)
+{
+    if (n != 2 || ops[0].atom != DW_OP_call_frame_cfa || ops[1].atom != DW_OP_plus_uconst)
+        return 0;
+    *off = (int64_t)ops[1].number;
+    return 1;
+}
+
 void mt_symbolize_cfi(uint64_t ra, mt_cfi_rule *r)
 {
     memset(r, 0, sizeof *r);
@@ -663,9 +672,7 @@ void mt_symbolize_cfi(uint64_t ra, mt_cfi_rule *r)
         goto out;
     if (n == 0 && ops == mem)
         flags |= MT_CFI_END;
-    else if (n == 2 && ops[0].atom == DW_OP_call_frame_cfa && ops[1].atom == DW_OP_plus_uconst)
-        ra_off = (int64_t)ops[1].number;
-    else
+    else if (!at_cfa_plus(ops, n, &ra_off))
         goto out;
     /* the caller's frame pointer (register 6): unchanged, saved at CFA +
      * off, or lost */
@@ -673,8 +680,8 @@ void mt_symbolize_cfi(uint64_t ra, mt_cfi_rule *r)
         goto out;
     if (n == 0)
         flags |= ops ? MT_CFI_RBP_LOST : 0;
-    else if (n == 2 && ops[0].atom == DW_OP_call_frame_cfa && ops[1].atom == DW_OP_plus_uconst)
-        flags |= MT_CFI_RBP_SAVED, bp_off = (int64_t)ops[1].number;
+    else if (at_cfa_plus(ops, n, &bp_off))
+        flags |= MT_CFI_RBP_SAVED;
     else
         goto out;
     if (ra_off < INT8_MIN || ra_off > INT8_MAX || bp_off < INT16_MIN || bp_off > INT16_MAX ||

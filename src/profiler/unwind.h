@@ -4,8 +4,9 @@
  * frame from its caller outwards, the profiler's own included, at ~7-13 ns
  * a frame, so each frame of ours between the program and the unwinder
  * costs every sample that much. The call from the program's malloc to here is
- * two frames (malloc's cold part, slow_block); it was four when
- * session.c's mt_sample_record called a function of unwind.c.
+ * two frames (malloc's cold part, slow_block), and the fast unwinder
+ * (unwind.c) adds its own; it was four when session.c's mt_sample_record
+ * called a function of unwind.c.
  */
 #ifndef MT_PROFILER_UNWIND_H
 #define MT_PROFILER_UNWIND_H

@@ -6,7 +6,8 @@
  * here directly; in a traced program the interposed dlclose does the same
  * calls (session.c, mt_dlclose). First, that a thread's first samples,
  * unwound step by step, and the later ones, by unw_backtrace, give the
- * same codes.
+ * same codes; that the fast unwinder gives unw_step's codes, and leaves
+ * the work to libunwind once its table is full.
  *   profiler_unwind_unit PLUGIN.so PLUGIN2.so
  */
 #include <dlfcn.h>
@@ -84,6 +85,62 @@ static void *same_codes(void *arg)
     return NULL;
 }
 
+/* The fast unwinder's rules, as session.c's unwind_fill gets them (one
+ * thread here: no lock). */
+static void test_fill(uint64_t ra, mt_cfi_rule *r)
+{
+    mt_symbolize_cfi(ra, r);
+    mt_unwind_rule_add(ra, r);
+}
+
+/* Both unwinders called from here: their codes must be equal but for the
+ * two innermost (this function's call of one or the other, and its
+ * caller's call of this function, which the compiler may duplicate). */
+__attribute__((noinline)) static size_t unwind_here(int fast, uint64_t *codes, size_t max)
+{
+    size_t n = fast ? mt_unwind_fast(codes, max) : mt_unwind_step(codes, max);
+    __asm__ volatile("" ::: "memory");      /* not a tail call */
+    return n;
+}
+
+__attribute__((noinline)) static int recurse_and_compare(int depth, size_t *frames)
+{
+    if (depth > 0) {
+        int r = recurse_and_compare(depth - 1, frames);
+        __asm__ volatile("" ::: "memory");
+        return r;
+    }
+    uint64_t a[64], b[64];
+    size_t na = unwind_here(1, a, 64), nb = unwind_here(0, b, 64);
+    *frames = na;
+    return na >= 3 && na == nb && memcmp(a + 2, b + 2, (na - 2) * sizeof *a) == 0;
+}
+
+/* The fast unwinder against unw_step; then, its table full, it gives up
+ * (returns 0) and mt_unwind's libunwind gives the codes. */
+static void test_fast(void)
+{
+    int before = fails;
+    mt_unwind_filler = test_fill;
+    size_t frames = 0;
+    int same = recurse_and_compare(10, &frames);
+    CHECK(same && frames >= 12, "fast unwinder against unw_step: %s, %zu frames",
+          same ? "same" : "different", frames);
+    mt_cfi_rule end = {0, 0, 0, MT_CFI_END};
+    for (uint64_t k = 1; k <= 40000; k++)       /* more than the table's slots */
+        mt_unwind_rule_add(k * 16, &end);
+    uint64_t codes[64];
+    size_t n = unwind_here(1, codes, 64);
+    CHECK(n == 0, "fast unwinder with its table full: %zu frames (want 0: libunwind's turn)", n);
+    n = sample_here(codes, 64);
+    CHECK(n >= 3, "table full: mt_unwind gives %zu frames (want 3 or more)", n);
+    mt_unwind_filler = NULL;
+    mt_symbolize_reset();
+    if (fails == before)
+        printf("ok   fast unwinder: same codes as unw_step (%zu frames); table full, libunwind's\n",
+               frames);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 3)
@@ -93,6 +150,7 @@ int main(int argc, char **argv)
         return 2;
     if (!fails)
         printf("ok   step-by-step and unw_backtrace unwinding give the same codes\n");
+    test_fast();
     void *h;
     uintptr_t a = open_at(argv[1], &h);
     size_t n;
