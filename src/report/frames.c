@@ -51,8 +51,10 @@ int rp_frames_of_code(rp_frames *fr, rp_profile *p, const mt_filter *f,
             return -1;
         v = u64map_get(&fr->codes, code);
     }
-    *ids = fr->list + (*v >> 32);
     *n = (size_t)(*v & 0xffffffffu);
+    /* (no list yet while every code so far had no frames: NULL + 0 is
+     * undefined) */
+    *ids = *n ? fr->list + (*v >> 32) : NULL;
     return 0;
 }
 

@@ -300,7 +300,7 @@ int mt_writer_alloc(mt_writer *w, int64_t time, int64_t length,
         w->prev = p;
         w->prev_cap = cap;
     }
-    const uint64_t *a = cs + n;
+    const uint64_t *a = n ? cs + n : NULL;  /* (cs may be NULL when n is 0) */
     uint64_t *b = w->prev + w->prev_cap;
     size_t common = 0, lim = n < w->prev_len ? n : w->prev_len;
     /* Consecutive stacks usually differ only near the allocation site:
