@@ -43,17 +43,26 @@ void mt_timeline_free(mt_timeline *t)
     t->alloc = t->coll = NULL;
 }
 
-/* (out of line and cold: it runs a few dozen times a trace, and inlined it
+/* Bins 2^k times as wide, in one pass however large k is (a trace whose
+ * times jump by a month needs k of 30 or more at once).
+ * (out of line and cold: it runs a few dozen times a trace, and inlined it
  * made mt_timeline_add save and restore registers on every call) */
-static __attribute__((noinline, cold)) void tl_coarsen(mt_timeline *t)
+static __attribute__((noinline, cold)) void tl_coarsen(mt_timeline *t, unsigned k)
 {
-    for (size_t i = 0; i < MT_TL_BINS / 2; i++) {
-        t->alloc[i] = t->alloc[2 * i] + t->alloc[2 * i + 1];
-        t->coll[i] = t->coll[2 * i] + t->coll[2 * i + 1];
+    size_t g = k < 16 ? (size_t)1 << k : MT_TL_BINS;   /* old bins per new one */
+    size_t kept = MT_TL_BINS / g;
+    for (size_t i = 0; i < kept; i++) {
+        int64_t a = 0, c = 0;
+        for (size_t j = i * g; j < (i + 1) * g; j++) {
+            a += t->alloc[j];
+            c += t->coll[j];
+        }
+        t->alloc[i] = a;
+        t->coll[i] = c;
     }
-    memset(t->alloc + MT_TL_BINS / 2, 0, MT_TL_BINS / 2 * sizeof *t->alloc);
-    memset(t->coll + MT_TL_BINS / 2, 0, MT_TL_BINS / 2 * sizeof *t->coll);
-    t->width *= 2;
+    memset(t->alloc + kept, 0, (MT_TL_BINS - kept) * sizeof *t->alloc);
+    memset(t->coll + kept, 0, (MT_TL_BINS - kept) * sizeof *t->coll);
+    t->width <<= k;
 }
 
 /* Add an object allocated at a and collected at c (MT_NEVER: not). The
@@ -66,9 +75,12 @@ int mt_timeline_add(mt_timeline *t, int64_t a, int64_t c, int64_t nsamples)
     uint64_t uc = c == MT_NEVER || c < 0 ? 0 : (uint64_t)c;
     uint64_t hi = ua > uc ? ua : uc;
     unsigned shift = (unsigned)__builtin_ctzll((uint64_t)t->width);
-    while ((hi >> shift) >= MT_TL_BINS) {
-        tl_coarsen(t);
-        shift++;
+    if ((hi >> shift) >= MT_TL_BINS) {
+        unsigned k = 1;
+        while ((hi >> (shift + k)) >= MT_TL_BINS)
+            k++;
+        tl_coarsen(t, k);
+        shift += k;
     }
     t->alloc[ua >> shift] += nsamples;
     if (c != MT_NEVER)
