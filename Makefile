@@ -2,7 +2,8 @@
 #   make example   install deps, build, dump the bundled example trace
 #   make test      install deps, build (plain and ASan+UBSan), run all tests
 #   make fuzz      run the reader fuzzer for FUZZ_SECONDS (default 60), then the
-#                  writer/reader round-trip fuzzer for half as long
+#                  writer/reader round-trip fuzzer and the commands' fuzzer
+#                  for half as long each
 BUILD ?= build
 ASAN_BUILD ?= build-asan
 JOBS ?= $(shell nproc)
@@ -38,6 +39,7 @@ test: test-plain test-asan
 fuzz: deps
 	fuzz/run.sh $(FUZZ_SECONDS) fuzz_reader
 	half=$$(( $(FUZZ_SECONDS) / 2 )); fuzz/run.sh $$(( half > 0 ? half : 1 )) fuzz_roundtrip
+	half=$$(( $(FUZZ_SECONDS) / 2 )); fuzz/run.sh $$(( half > 0 ? half : 1 )) fuzz_commands
 
 bench: deps
 	bench/run.sh

@@ -5,6 +5,10 @@
 #                   fuzz/regressions/
 #   fuzz_roundtrip  writer programs read back and compared with the spec's
 #                   model, seeded from fuzz/regressions-roundtrip/
+#   fuzz_commands   the memtrace tool's commands in-process on raw and on
+#                   generated traces, seeded from fuzz/regressions-commands/
+#                   and the corpus's small traces (each prefixed with the two
+#                   bytes that pick a command line and the raw mode)
 # Env:   MT_FUZZ_BUILD  build directory (default: <repo>/build-fuzz)
 #        MEMTRACE_CORPUS reference corpus (default: <repo>/../shared/corpus)
 #        MT_FUZZ_JOBS   parallel fuzzing jobs (default 1)
@@ -19,6 +23,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build=${MT_FUZZ_BUILD:-$root/build-fuzz}
 corpus=${MEMTRACE_CORPUS:-$root/../shared/corpus}
 jobs=${MT_FUZZ_JOBS:-1}
+extra=
 
 case "$target" in
   fuzz_reader)
@@ -29,8 +34,14 @@ case "$target" in
     regress=$root/fuzz/regressions-roundtrip
     work=$build/fuzz-work-roundtrip
     max_len=8192 ;;
+  fuzz_commands)
+    regress=$root/fuzz/regressions-commands
+    work=$build/fuzz-work-commands
+    max_len=32768
+    # (the commands' output to /dev/null; libFuzzer keeps its own stderr)
+    extra=-close_fd_mask=3 ;;
   *)
-    echo "fuzz: unknown target '$target' (fuzz_reader or fuzz_roundtrip)" >&2
+    echo "fuzz: unknown target '$target' (fuzz_reader, fuzz_roundtrip or fuzz_commands)" >&2
     exit 2 ;;
 esac
 
@@ -48,13 +59,23 @@ for f in $seeds; do
   case "$f" in *README*) continue ;; esac
   [ -f "$f" ] && cp -f "$f" "$work/corpus/"
 done
+if [ "$target" = fuzz_commands ]; then
+  # the corpus's traces of at most 32 KB as raw inputs: command line i
+  # (the i-th such trace's), raw mode, then the trace
+  i=0
+  for f in "$corpus"/traces/*.ctf "$corpus"/malformed/*.ctf; do
+    [ -f "$f" ] && [ "$(stat -c %s "$f")" -le 32766 ] || continue
+    { printf "\\$(printf %03o $((i % 30)))\\000"; cat "$f"; } > "$work/corpus/raw-$(basename "$f")"
+    i=$((i + 1))
+  done
+fi
 
 rm -f "$work"/artifacts/crash-* "$work"/artifacts/leak-* "$work"/artifacts/timeout-* \
   "$work"/artifacts/oom-*
 status=0
 ( cd "$work" && "$build/fuzz/$target" -max_total_time="$secs" -max_len="$max_len" \
     -rss_limit_mb=2048 -timeout=30 -print_final_stats=1 \
-    -artifact_prefix="$work/artifacts/" \
+    -artifact_prefix="$work/artifacts/" $extra \
     $( [ "$jobs" -gt 1 ] && echo "-fork=$jobs -ignore_crashes=1" ) \
     "$work/corpus" ) || status=$?
 

@@ -1,6 +1,7 @@
 /*
- * main.c - the memtrace command: dispatches to one subcommand per file
- * (cmd_*.c) and holds the helpers they share.
+ * cli.c - the memtrace command: cli_main dispatches to one subcommand per
+ * file (cmd_*.c); the helpers they share (cli.h). main() is in memtrace.c,
+ * so that fuzz_commands can run the whole tool in-process.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -157,7 +158,7 @@ void cli_print_diag(void *ctx, mt_diag_kind kind, uint64_t offset,
     fflush(stderr);
 }
 
-int main(int argc, char **argv)
+int cli_main(int argc, char **argv)
 {
     if (argc < 2) {
         usage(stderr);

@@ -54,6 +54,10 @@ void usage_report(FILE *out);
 int cmd_run(int argc, char **argv);
 void usage_run(FILE *out);
 
+/* The whole tool: memtrace ARGS... (argv[0] is the program's name); returns
+ * the exit status. main() (memtrace.c) calls it; so does fuzz_commands. */
+int cli_main(int argc, char **argv);
+
 /* "memtrace CMD: " + message + newline on stderr. */
 void cli_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

@@ -1,0 +1,360 @@
+/*
+ * fuzz_commands.c - libFuzzer target for the memtrace command-line tool:
+ * every command that reads a trace (dump, info, check, flamegraph,
+ * hotspots, top, live, diff, pprof, speedscope, report, copy, subsample,
+ * strip-names, with and without the shared filters) runs in-process, as
+ * `memtrace CMD ...`, on a trace made from the input. fuzz_reader covers
+ * the decoder; this covers what the commands build on its events: the
+ * analysis layer, the exporters and the rewriting commands, which must
+ * never crash, whatever a trace holds.
+ *
+ * Input: byte 0 picks the command line (commands[] below), byte 1 holds
+ * flags, the rest is the payload:
+ *   flags bit 0 clear: the payload is the trace file itself (raw bytes:
+ *     damaged traces; the command must exit 0 or 1);
+ *   flags bit 0 set: the payload is a program for the library's writer
+ *     (gen() below), which makes a well-formed trace with odd contents:
+ *     objects collected twice or promoted after their collection, lengths
+ *     of 0, -5 or 2^40 words, sample counts of 0 or -3, empty and
+ *     400-frame backtraces, codes without locations, names that output
+ *     formats must escape, month-long gaps, v002 or v003, 64- or 32-bit.
+ *     The command must exit 0, and `copy` to the trace's own version must
+ *     give the trace back byte for byte (unless the program flushed: a
+ *     copy's packets end where the writer's own policy ends them);
+ *   flags bit 1 set: commands may decode on a second thread (the default
+ *     of the tool; clear, MEMTRACE_THREADS=1).
+ * Anything else aborts with a message. MT_FUZZ_SAVE=PATH saves each
+ * generated trace there. The trace and the outputs of copy,
+ * subsample and strip-names are memory files (memfd); other outputs go to
+ * /dev/null. Run with -close_fd_mask=3 (fuzz/run.sh does): libFuzzer keeps
+ * its own copy of stderr for its reports, the commands write to /dev/null.
+ */
+#include <memtrace/memtrace.h>
+
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+
+#define MAX_EVENTS 3000
+#define MAX_DEPTH 400
+#define NCODES 64                 /* location patterns, as tests/cli/gen_odd.c */
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void die(const char *fmt, const char *a, int b)
+{
+    fprintf(stderr, "fuzz_commands: ");
+    fprintf(stderr, fmt, a, b);
+    fputc('\n', stderr);
+    abort();
+}
+
+/* ---- the command lines ------------------------------------------------- */
+
+/* "T" is replaced by the trace's path, "O" by the output memory file's,
+ * "V" by the trace's format version; "-" ends a line. */
+static const char *const commands[][10] = {
+    {"dump", "T"},
+    {"info", "T"},
+    {"info", "--json", "T"},
+    {"check", "T"},
+    {"flamegraph", "T"},
+    {"flamegraph", "--inverted", "T"},
+    {"flamegraph", "--bytes", "T"},
+    {"hotspots", "T"},
+    {"hotspots", "--json", "T"},
+    {"top", "T"},
+    {"top", "--json", "T"},
+    {"live", "T"},
+    {"live", "--json", "T"},
+    {"diff", "T", "T"},
+    {"speedscope", "T", "-o", "/dev/null"},
+    {"pprof", "T", "-o", "/dev/null"},
+    {"report", "T", "-o", "/dev/null"},
+    {"copy", "--format-version", "V", "T", "O"},
+    {"subsample", "T", "O", "3"},
+    {"strip-names", "T", "O"},
+    {"top", "--live-at", "peak", "T"},
+    {"top", "--live-at", "end", "--min-size", "8", "T"},
+    {"live", "--max-lifetime", "10", "T"},
+    {"flamegraph", "--in", "f1", "--hide", "f2", "T"},
+    {"hotspots", "--live-at", "peak", "T"},
+    {"report", "--live-at", "peak", "T", "-o", "/dev/null"},
+    {"pprof", "--min-lifetime", "1", "--source", "major", "T", "-o", "/dev/null"},
+    {"speedscope", "--not-in", "f3", "T", "-o", "/dev/null"},
+    {"diff", "--source", "external", "T", "T"},
+    {"top", "--from", "0.5", "--to", "2", "--by", "function", "T"},
+};
+#define NCOMMANDS (sizeof commands / sizeof commands[0])
+
+/* ---- memory files ------------------------------------------------------ */
+
+static int trace_fd = -1, out_fd = -1;
+static char trace_path[64], out_path[64];
+
+static void setup(void)
+{
+    /* (after libFuzzer's -close_fd_mask, which closed them: the commands
+     * need open descriptors 1 and 2) */
+    int null = open("/dev/null", O_RDWR);
+    if (null < 0)
+        die("cannot open %s (%d)", "/dev/null", 0);
+    if (fcntl(1, F_GETFD) < 0 || getenv("MT_FUZZ_QUIET"))
+        dup2(null, 1);
+    if (fcntl(2, F_GETFD) < 0)
+        dup2(null, 2);
+    if (null > 2)
+        close(null);
+    trace_fd = memfd_create("trace", 0);
+    out_fd = memfd_create("out", 0);
+    if (trace_fd < 0 || out_fd < 0)
+        die("memfd_create failed (%s%d)", "", 0);
+    snprintf(trace_path, sizeof trace_path, "/proc/self/fd/%d", trace_fd);
+    snprintf(out_path, sizeof out_path, "/proc/self/fd/%d", out_fd);
+}
+
+static void put_file(int fd, const void *p, size_t n)
+{
+    if (ftruncate(fd, 0) != 0 || (n && pwrite(fd, p, n, 0) != (ssize_t)n))
+        die("cannot write a memory file (%s%d)", "", (int)n);
+}
+
+/* The output file's bytes (malloc'd) and their number. */
+static uint8_t *get_file(int fd, size_t *n)
+{
+    off_t end = lseek(fd, 0, SEEK_END);
+    uint8_t *p = malloc(end > 0 ? (size_t)end : 1);
+    if (end < 0 || !p || (end && pread(fd, p, (size_t)end, 0) != end))
+        die("cannot read a memory file (%s%d)", "", (int)end);
+    *n = (size_t)end;
+    return p;
+}
+
+/* ---- the generator ----------------------------------------------------- */
+
+typedef struct input {
+    const uint8_t *p;
+    size_t n, pos;
+} input;
+
+static unsigned u8(input *g)
+{
+    return g->pos < g->n ? g->p[g->pos++] : 0;
+}
+
+typedef struct buf {
+    uint8_t *p;
+    size_t n, cap;
+} buf;
+
+static int to_buf(void *ctx, const void *data, size_t len)
+{
+    buf *b = ctx;
+    if (b->cap - b->n < len) {
+        size_t cap = b->cap ? b->cap : 65536;
+        while (cap - b->n < len)
+            cap *= 2;
+        uint8_t *q = realloc(b->p, cap);
+        if (!q)
+            return 12;    /* ENOMEM */
+        b->p = q;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->n, data, len);
+    b->n += len;
+    return 0;
+}
+
+static char names[NCODES][3][2][24];
+/* bytes that output formats must escape (as tests/cli/gen_odd.c) */
+static const char nasty[] = "q\"b\\s\tc\001</script><b>&amp;;x y \xc3\xa9\xff";
+static char long_name[3001];
+static mt_location locs[NCODES][3];
+
+static void make_locations(void)
+{
+    memset(long_name, 'n', sizeof long_name - 1);
+    for (int i = 0; i < NCODES; i++)
+        for (int j = 0; j < 3; j++) {
+            if (i % 7 != 0)             /* empty file names every 7th pattern */
+                snprintf(names[i][j][0], 24, "file%d.ml", i % 6);
+            if (i % 5 != 0)             /* empty functions every 5th */
+                snprintf(names[i][j][1], 24, "f%d_%d", i % 9, j);
+            locs[i][j].filename = names[i][j][0];
+            locs[i][j].function = names[i][j][1];
+            if (i == 10)
+                locs[i][j].function = nasty;
+            if (i == 13 && j == 0)
+                locs[i][j].filename = locs[i][j].function = long_name;
+            locs[i][j].line = (i * 7919 + j * 104729) % 1048576;
+            locs[i][j].start_char = (i * 31 + j) % 256;
+            locs[i][j].end_char = (i * 97 + j * 3) % 1024;
+        }
+}
+
+/* Code c's locations: none, or one to three inlined frames. */
+static int locate(void *ctx, uint64_t code, const mt_location **out, size_t *n)
+{
+    (void)ctx;
+    unsigned k = (unsigned)(code % NCODES);
+    *out = locs[k];
+    *n = k % 4 == 3 ? 0 : 1 + k % 3;
+    return 0;
+}
+
+/* Run the program in g against the writer; the trace goes to b. Returns
+ * the trace's format version; *flushed is set if the program flushed (then
+ * its packets end where a copy's do not). */
+static int gen(input *g, buf *b, int *flushed)
+{
+    static const double rates[4] = {1.0, 1e-4, 0.5, 1e-9};
+    static const int64_t lengths[9] = {0, 1, 2, 16, 17, 256, 257, (int64_t)1 << 40, -5};
+    static const int64_t samples[7] = {1, 1, 1, 2, 0, -3, 1000000};
+    static const int64_t jumps[5] = {0, 1, 1000, 3600000000LL, 2592000000000LL};
+    unsigned h = u8(g);
+    int version = h & 1 ? 3 : 2;
+    mt_trace_info info;
+    memset(&info, 0, sizeof info);
+    info.sample_rate = rates[(h >> 1) & 3];
+    info.word_size = h & 8 ? 32 : 64;
+    info.executable_name = h & 16 ? nasty : "fuzz";
+    info.host_name = "host";
+    info.runtime_params = "";
+    info.context = h & 32 ? "ctx \"q\"" : NULL;
+    info.pid = 42;
+    info.start_time = 1000000;
+    mt_writer_options opt;
+    memset(&opt, 0, sizeof opt);
+    opt.format_version = version;
+    opt.domain = (int)(h >> 6);
+    opt.no_fork_check = 1;
+    mt_writer *w;
+    char err[256];
+    if (mt_writer_open_sink(&w, to_buf, b, &info, &opt, err, sizeof err))
+        die("writer: %s%d", err, 0);
+    static uint64_t cs[MAX_DEPTH];
+    size_t depth = 0;
+    int64_t t = info.start_time, next_id = 0;
+    for (int e = 0; e < MAX_EVENTS && g->pos < g->n; e++) {
+        unsigned op = u8(g);
+        t += (op >> 3) & 1;
+        int st = 0;
+        /* a flush only for 0xff (one op in 256), an allocation for the
+         * other ops of 7: most programs keep the writer's packet ends */
+        switch ((op & 7) == 7 && op != 0xff ? 0 : op & 7) {
+        case 0: case 1: case 2: case 3: {
+            /* the previous stack's outermost frames kept, new inner ones */
+            size_t keep = u8(g) % (depth + 1);
+            size_t add = (op & 0xf0) == 0xf0 ? 100 + 2 * (size_t)u8(g) : u8(g) % 16;
+            if (keep + add > MAX_DEPTH)
+                add = MAX_DEPTH - keep;
+            /* cs[] is callee first: the kept frames move down */
+            memmove(cs + add, cs + depth - keep, keep * sizeof *cs);
+            uint64_t spread = op & 0x40 ? 200 : 12;
+            for (size_t i = 0; i < add; i++)
+                cs[i] = 1 + u8(g) % spread;
+            depth = keep + add;
+            unsigned k = u8(g);
+            int64_t id;
+            st = mt_writer_alloc(w, t, lengths[k % 9], samples[(k / 9) % 7],
+                                 (mt_source)((k / 63) % 3), cs, depth, locate, NULL, &id);
+            if (!st)
+                next_id = id + 1;
+            break;
+        }
+        case 4: case 5:
+            if (next_id) {
+                unsigned k = u8(g);
+                int64_t id = k == 0 ? next_id - 1 : (int64_t)(k - 1) % next_id;
+                st = (op & 7) == 4 ? mt_writer_promote(w, t, id) : mt_writer_collect(w, t, id);
+            }
+            break;
+        case 6:
+            t += jumps[u8(g) % 5];
+            break;
+        default:
+            st = mt_writer_flush(w);
+            *flushed = 1;
+            break;
+        }
+        if (st)
+            die("writer: %s (%d)", mt_writer_error(w), st);
+    }
+    if (mt_writer_close(w))
+        die("writer: cannot finish the trace (%s%d)", "", 0);
+    return version;
+}
+
+/* ---- the target -------------------------------------------------------- */
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (trace_fd < 0) {
+        setup();
+        make_locations();
+    }
+    if (size < 2)
+        return 0;
+    const char *const *line = commands[data[0] % NCOMMANDS];
+    unsigned flags = data[1];
+    int generated = flags & 1, version = 2, flushed = 0;
+    buf b = {0};
+    if (generated) {
+        input g = {data + 2, size - 2, 0};
+        version = gen(&g, &b, &flushed);
+        put_file(trace_fd, b.p, b.n);
+        const char *save = getenv("MT_FUZZ_SAVE");   /* for a look at it */
+        FILE *f = save ? fopen(save, "wb") : NULL;
+        if (f) {
+            fwrite(b.p, 1, b.n, f);
+            fclose(f);
+        }
+    } else {
+        put_file(trace_fd, data + 2, size - 2);
+    }
+    put_file(out_fd, NULL, 0);
+    if (flags & 2)
+        unsetenv("MEMTRACE_THREADS");
+    else
+        setenv("MEMTRACE_THREADS", "1", 1);
+
+    char vbuf[4];
+    snprintf(vbuf, sizeof vbuf, "%d", version);
+    char *argv[12];
+    int argc = 0;
+    argv[argc++] = (char *)"memtrace";
+    for (int i = 0; i < 10 && line[i]; i++) {
+        const char *a = line[i];
+        if (strcmp(a, "T") == 0)
+            a = trace_path;
+        else if (strcmp(a, "O") == 0)
+            a = out_path;
+        else if (strcmp(a, "V") == 0)
+            a = vbuf;
+        argv[argc++] = (char *)a;
+    }
+    argv[argc] = NULL;
+    int status = cli_main(argc, argv);
+    fflush(stdout);
+    if (generated) {
+        if (status != 0)
+            die("memtrace %s exited %d on a well-formed trace", line[0], status);
+        if (strcmp(line[0], "copy") == 0 && !flushed) {
+            size_t n;
+            uint8_t *copy = get_file(out_fd, &n);
+            if (n != b.n || memcmp(copy, b.p, n) != 0)
+                die("memtrace copy changed a well-formed trace (%s%d bytes out)", "", (int)n);
+            free(copy);
+        }
+    } else if (status != 0 && status != 1) {
+        die("memtrace %s exited %d", line[0], status);
+    }
+    free(b.p);
+    return 0;
+}
