@@ -219,6 +219,19 @@ static void test_timeline(void)
           (long long)t);
     mt_timeline_free(&tl);
 
+    /* a jump of 2^40 us: bins 2^25 us wide in one step, sums kept */
+    mt_timeline_init(&tl);
+    mt_timeline_add(&tl, 3, 7, 2);
+    mt_timeline_add(&tl, 70000, MT_NEVER, 3);
+    mt_timeline_add(&tl, (int64_t)1 << 40, ((int64_t)1 << 40) + 5, 4);
+    tl.end = ((int64_t)1 << 40) + 5;
+    CHECK(tl.width == (int64_t)1 << 25, "jump: width %lld", (long long)tl.width);
+    mt_timeline_at(&tl, ((int64_t)1 << 25) - 1, &a, &c);
+    CHECK(a == 5 && c == 2, "jump: first bin %lld %lld", (long long)a, (long long)c);
+    mt_timeline_at(&tl, (int64_t)1 << 41, &a, &c);   /* (every bin) */
+    CHECK(a == 9 && c == 6, "jump: sums %lld %lld", (long long)a, (long long)c);
+    mt_timeline_free(&tl);
+
     char buf[64];
     mt_fmt_bytes(buf, sizeof buf, 1136);
     CHECK(strcmp(buf, "1.11 KiB") == 0, "fmt %s", buf);
