@@ -15,9 +15,9 @@
  *   flags bit 0 set: the payload is a program for the library's writer
  *     (gen() below), which makes a well-formed trace with odd contents:
  *     objects collected twice or promoted after their collection, lengths
- *     of 0, -5 or 2^40 words, sample counts of 0 or -3, empty and
- *     400-frame backtraces, codes without locations, names that output
- *     formats must escape, month-long gaps, v002 or v003, 64- or 32-bit.
+ *     of 0, -5, 2^40 or 2^60 words, sample counts of 0, -3 or 2^62 - 1 (sums
+ *     overflow), empty and 400-frame backtraces, codes without locations,
+ *     names that output formats must escape, month-long gaps, v002 or v003, 64- or 32-bit.
  *     The command must exit 0, and `copy` to the trace's own version must
  *     give the trace back byte for byte (unless the program flushed: a
  *     copy's packets end where the writer's own policy ends them);
@@ -214,8 +214,9 @@ static int locate(void *ctx, uint64_t code, const mt_location **out, size_t *n)
 static int gen(input *g, buf *b, int *flushed)
 {
     static const double rates[4] = {1.0, 1e-4, 0.5, 1e-9};
-    static const int64_t lengths[9] = {0, 1, 2, 16, 17, 256, 257, (int64_t)1 << 40, -5};
-    static const int64_t samples[7] = {1, 1, 1, 2, 0, -3, 1000000};
+    static const int64_t lengths[9] = {0, 1, 2, 16, 17, 256, (int64_t)1 << 60,
+                                       (int64_t)1 << 40, -5};
+    static const int64_t samples[7] = {1, 1, 1, 2, 0, -3, ((int64_t)1 << 62) - 1};
     static const int64_t jumps[5] = {0, 1, 1000, 3600000000LL, 2592000000000LL};
     unsigned h = u8(g);
     int version = h & 1 ? 3 : 2;

@@ -234,7 +234,9 @@ MT_API int mt_writer_open_sink(mt_writer **out, mt_sink_fn sink, void *sink_ctx,
 /* Record an allocation at time `time` (us since epoch, non-decreasing).
  * callstack[0] is the allocation site, callstack[n-1] the outermost frame
  * (callee first, as unwinders produce it). Codes must be nonzero and in the
- * canonical 63-bit form. locate is called for codes the codec must define.
+ * canonical 63-bit form; length and nsamples must fit the format's 63-bit
+ * integers (-2^62 <= v < 2^62), else MT_ERR_ARG and nothing is written.
+ * locate is called for codes the codec must define.
  * On success *id (if non-NULL) gets the allocation's object id. */
 MT_API int mt_writer_alloc(mt_writer *w, int64_t time, int64_t length,
                     int64_t nsamples, mt_source source,
@@ -242,7 +244,8 @@ MT_API int mt_writer_alloc(mt_writer *w, int64_t time, int64_t length,
                     mt_locate_fn locate, void *locate_ctx, int64_t *id);
 
 /* Promotion (minor to major heap) and collection of an earlier allocation.
- * id must be smaller than the next allocation's id. */
+ * id must be smaller than the next allocation's id, and no more than 2^62
+ * below it (the event stores the difference in 63 bits). */
 MT_API int mt_writer_promote(mt_writer *w, int64_t time, int64_t id);
 MT_API int mt_writer_collect(mt_writer *w, int64_t time, int64_t id);
 

@@ -220,7 +220,6 @@ static int64_t intern(fg *g, const char *s, size_t n)
     size_t j = fnv1a(FNV_OFFSET, s, n) & mask;
     for (; g->name_slots[j]; j = (j + 1) & mask) {
         const name_rec *nr = &g->names[g->name_slots[j] - 1];
-        /* (an empty name may be the first: text is then still NULL) */
         if (nr->len == n && (n == 0 || memcmp(g->text + nr->off, s, n) == 0))
             return g->name_slots[j] - 1;
     }
@@ -238,7 +237,9 @@ static int64_t intern(fg *g, const char *s, size_t n)
         g->seen = sn;
         g->names_cap = cap;
     }
-    if (grow_array(&g->text, &g->text_cap, g->text_len + n, 1))
+    /* (a byte more than needed: text is never NULL once a name exists, even
+     * if every name is empty, so text + off is always defined) */
+    if (grow_array(&g->text, &g->text_cap, g->text_len + n + 1, 1))
         return -1;
     if (n)
         memcpy(g->text + g->text_len, s, n);
@@ -360,8 +361,7 @@ static int name_hidden(fg *g, uint32_t nm)
         const char *t = g->text + g->names[nm].off;
         size_t len = g->names[nm].len;
         g->hidden[nm] = 1;
-        /* (t is NULL while every name so far is empty; --hide is never
-         * empty, so an empty name is never hidden) */
+        /* (--hide is never empty, so an empty name is never hidden) */
         for (size_t q = 0; q < g->filter->nhide && len; q++)
             if (memmem(t, len, g->filter->hide[q], strlen(g->filter->hide[q])))
                 g->hidden[nm] = 2;

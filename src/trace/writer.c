@@ -266,6 +266,13 @@ static inline unsigned same_top8(const uint64_t *x, const uint64_t *y)
 #endif
 }
 
+/* Does v fit the format's 63-bit integers (spec 1.3, 1.4)? A value that
+ * does not would be read back as another one. */
+static int fits63(int64_t v)
+{
+    return v >= -((int64_t)1 << 62) && v < ((int64_t)1 << 62);
+}
+
 int mt_writer_alloc(mt_writer *w, int64_t time, int64_t length,
                     int64_t nsamples, mt_source source,
                     const uint64_t *cs, size_t n,
@@ -279,6 +286,12 @@ int mt_writer_alloc(mt_writer *w, int64_t time, int64_t length,
         /* rejected without writing anything; the writer stays usable */
         snprintf(w->err, sizeof w->err, "invalid source %u or NULL callstack",
                  (unsigned)source);
+        return MT_ERR_ARG;
+    }
+    if (!fits63(length) || !fits63(nsamples)) {
+        snprintf(w->err, sizeof w->err,
+                 "length %lld or sample count %lld out of the format's 63-bit range",
+                 (long long)length, (long long)nsamples);
         return MT_ERR_ARG;
     }
 
@@ -366,7 +379,9 @@ static int put_delta(mt_writer *w, int64_t time, int64_t id, unsigned code,
         return MT_ERR_ARG;
     if (w->status)
         return w->status;
-    if (id >= w->next_id) {
+    /* (ids below next_id - 2^62 would need a delta out of the 63-bit
+     * range, and overflow the subtraction below) */
+    if (id >= w->next_id || id < w->next_id - ((int64_t)1 << 62)) {
         snprintf(w->err, sizeof w->err, "Invalid ID in %s: %lld (next id %lld)",
                  what, (long long)id, (long long)w->next_id);
         return MT_ERR_ARG;

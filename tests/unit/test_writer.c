@@ -355,6 +355,15 @@ static void test_promote_collect(void)
     CHECK_EQ(mt_writer_promote(w, T0 + 4, 10), MT_OK);
     CHECK_EQ(mt_writer_promote(w, T0 + 4, 11), MT_ERR_ARG);   /* id >= next_id */
     CHECK_EQ(mt_writer_collect(w, T0 + 4, 12), MT_ERR_ARG);
+    /* a delta out of the 63-bit range (and INT64_MIN: no overflow) */
+    CHECK_EQ(mt_writer_collect(w, T0 + 4, 11 - ((int64_t)1 << 62) - 1), MT_ERR_ARG);
+    CHECK_EQ(mt_writer_collect(w, T0 + 4, INT64_MIN), MT_ERR_ARG);
+    /* lengths and sample counts out of it would be read back as others */
+    CHECK_EQ(mt_writer_alloc(w, T0 + 4, (int64_t)1 << 62, 1, MT_SOURCE_MAJOR, NULL, 0,
+                             NULL, NULL, NULL), MT_ERR_ARG);
+    CHECK_EQ(mt_writer_alloc(w, T0 + 4, 1, -((int64_t)1 << 62) - 1, MT_SOURCE_MAJOR,
+                             NULL, 0, NULL, NULL, NULL), MT_ERR_ARG);
+    CHECK_EQ(mt_writer_next_id(w), 11);
     CHECK(mt_writer_error(w)[0] != '\0');
     CHECK_EQ(mt_writer_collect(w, T0 + 5, 10), MT_OK);        /* not sticky */
     for (int i = 0; i < 289; i++)
