@@ -26,7 +26,8 @@
  *   flags bit 1 set: commands may decode on a second thread (the default
  *     of the tool; clear, MEMTRACE_THREADS=1).
  * Anything else aborts with a message. MT_FUZZ_SAVE=PATH saves each
- * generated trace there. The trace and the outputs of copy,
+ * generated trace there; MT_FUZZ_QUIET=1 sends the commands' standard
+ * output to /dev/null (the replay test does: their standard error stays). The trace and the outputs of copy,
  * subsample and strip-names are memory files (memfd); other outputs go to
  * /dev/null. Run with -close_fd_mask=3 (fuzz/run.sh does): libFuzzer keeps
  * its own copy of stderr for its reports, the commands write to /dev/null.
@@ -34,6 +35,7 @@
 #include <memtrace/memtrace.h>
 
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,10 +51,15 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static void die(const char *fmt, const char *a, int b)
+static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void die(const char *fmt, ...)
 {
+    va_list ap;
     fprintf(stderr, "fuzz_commands: ");
-    fprintf(stderr, fmt, a, b);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
     fputc('\n', stderr);
     abort();
 }
@@ -60,7 +67,7 @@ static void die(const char *fmt, const char *a, int b)
 /* ---- the command lines ------------------------------------------------- */
 
 /* "T" is replaced by the trace's path, "O" by the output memory file's,
- * "V" by the trace's format version; "-" ends a line. */
+ * "V" by the trace's format version; a NULL ends a line. */
 static const char *const commands[][10] = {
     {"dump", "T"},
     {"info", "T"},
@@ -106,7 +113,7 @@ static void setup(void)
      * need open descriptors 1 and 2) */
     int null = open("/dev/null", O_RDWR);
     if (null < 0)
-        die("cannot open %s (%d)", "/dev/null", 0);
+        die("cannot open /dev/null");
     if (fcntl(1, F_GETFD) < 0 || getenv("MT_FUZZ_QUIET"))
         dup2(null, 1);
     if (fcntl(2, F_GETFD) < 0)
@@ -116,7 +123,7 @@ static void setup(void)
     trace_fd = memfd_create("trace", 0);
     out_fd = memfd_create("out", 0);
     if (trace_fd < 0 || out_fd < 0)
-        die("memfd_create failed (%s%d)", "", 0);
+        die("memfd_create failed");
     snprintf(trace_path, sizeof trace_path, "/proc/self/fd/%d", trace_fd);
     snprintf(out_path, sizeof out_path, "/proc/self/fd/%d", out_fd);
 }
@@ -124,7 +131,7 @@ static void setup(void)
 static void put_file(int fd, const void *p, size_t n)
 {
     if (ftruncate(fd, 0) != 0 || (n && pwrite(fd, p, n, 0) != (ssize_t)n))
-        die("cannot write a memory file (%s%d)", "", (int)n);
+        die("cannot write a memory file of %zu bytes", n);
 }
 
 /* The output file's bytes (malloc'd) and their number. */
@@ -133,7 +140,7 @@ static uint8_t *get_file(int fd, size_t *n)
     off_t end = lseek(fd, 0, SEEK_END);
     uint8_t *p = malloc(end > 0 ? (size_t)end : 1);
     if (end < 0 || !p || (end && pread(fd, p, (size_t)end, 0) != end))
-        die("cannot read a memory file (%s%d)", "", (int)end);
+        die("cannot read a memory file of %lld bytes", (long long)end);
     *n = (size_t)end;
     return p;
 }
@@ -262,7 +269,7 @@ static int gen(input *g, buf *b, int *flushed, int *ndom)
         sinks[d].drop = d > 0;
         char err[256];
         if (mt_writer_open_sink(&ws[d], to_buf, &sinks[d], &info, &opt, err, sizeof err))
-            die("writer: %s%d", err, 0);
+            die("writer: %s", err);
     }
     int d = 0;
     mt_writer *w = ws[0];
@@ -327,9 +334,9 @@ static int gen(input *g, buf *b, int *flushed, int *ndom)
     /* the current domain last: its events are the file's last */
     for (int i = 0; i < nd; i++)
         if (i != d && mt_writer_close(ws[i]))
-            die("writer: cannot finish the trace (%s%d)", "", i);
+            die("writer of domain %d: cannot finish the trace", i);
     if (mt_writer_close(w))
-        die("writer: cannot finish the trace (%s%d)", "", d);
+        die("writer of domain %d: cannot finish the trace", d);
     *ndom = nd;
     return version;
 }
@@ -396,7 +403,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             size_t n;
             uint8_t *copy = get_file(out_fd, &n);
             if (n != b.n || memcmp(copy, b.p, n) != 0)
-                die("memtrace copy changed a well-formed trace (%s%d bytes out)", "", (int)n);
+                die("memtrace copy changed a well-formed trace (%zu bytes in, %zu out)", b.n, n);
             free(copy);
         }
     } else if (status != 0 && status != 1) {
