@@ -8,7 +8,9 @@
  * (C++ and Rust names demangled) and the module's file name, line 0;
  * without a symbol either, the module and the address in its ELF file
  * ("prog+0x1c14"); an address in no known module: its hex value in a
- * "[unknown]" file. A frame is never dropped.
+ * "[unknown]" file. A frame is never dropped. An address's compile unit
+ * comes from libdw (through .debug_aranges), else from the units' own
+ * address ranges (clang writes no .debug_aranges).
  *
  * Results are cached per code and strings interned for the session, so the
  * writer can be handed the same records every time it asks. All of it runs
@@ -148,7 +150,7 @@ unsigned long long mt_loader_subs(void)
     return loader_count(1);
 }
 
-static void symtabs_keep_reported(void);
+static void modtabs_keep_reported(void);
 
 /* One loaded object, as the loader has it: its file and the range its
  * segments take, reported as /proc/self/maps would show it (from the
@@ -218,7 +220,7 @@ static void report(void)
     dl_iterate_phdr(report_object, &first);
     dwfl_report_end(dwfl, NULL, NULL);
     if (full)
-        symtabs_keep_reported();
+        modtabs_keep_reported();
 }
 
 static Dwfl_Module *module_of(Dwarf_Addr pc)
@@ -287,10 +289,14 @@ static const char *clip(const char *s, char *buf, int keep_tail)
 
 /* Locations of pc into out[0..], outermost first; returns how many (0 if
  * the module has no DWARF for pc). */
+static Dwarf_Die *cu_by_ranges(Dwfl_Module *mod, Dwarf_Addr pc, Dwarf_Addr *bias);
+
 static size_t from_dwarf(Dwfl_Module *mod, Dwarf_Addr pc, mt_location *out)
 {
     Dwarf_Addr bias = 0;
     Dwarf_Die *cu = dwfl_module_addrdie(mod, pc, &bias);
+    if (!cu)
+        cu = cu_by_ranges(mod, pc, &bias);
     if (!cu)
         return 0;
     Dwarf_Die *scopes = NULL;
@@ -368,7 +374,7 @@ static size_t from_dwarf(Dwfl_Module *mod, Dwarf_Addr pc, mt_location *out)
     return n;
 }
 
-/* ---- ELF symbols ---------------------------------------------------------
+/* ---- per module: ELF symbols, compile units' ranges -----------------------
  * dwfl_module_addrname scans every symbol of the module at each call: for
  * libLLVM's ~60 000 that was ~2 ms a code, and clang at one sample per
  * 64 KiB ran 6.2 s instead of 1.1. Each module's function symbols are read
@@ -381,14 +387,30 @@ typedef struct fsym {
     int ndx;                    /* in the symbol table (last tie-break) */
 } fsym;
 
-typedef struct symtab {
-    Dwfl_Module *mod;
-    fsym *v;
-    size_t n;
-} symtab;
+/* A compile unit's address range (one of its ranges), for modules whose
+ * DWARF has no .debug_aranges (clang's default), where libdw 0.188's
+ * dwfl_module_addrdie finds nothing: every frame of a clang-built program
+ * lost its file and line. */
+typedef struct cu_range {
+    Dwarf_Addr lo, hi;          /* in the module's DWARF addresses (pc - bias) */
+    Dwarf_Die cu;
+} cu_range;
 
-static symtab *symtabs;         /* one per module looked at */
-static size_t nsymtabs, symtabs_cap;
+/* What is read once per module looked at: its function symbols, and (only
+ * if needed) its compile units' address ranges. */
+typedef struct modtab {
+    Dwfl_Module *mod;
+    fsym *v;                    /* function symbols, sorted by address */
+    size_t n;
+    int syms_read;
+    cu_range *cus;              /* sorted by lo */
+    size_t ncus;
+    Dwarf_Addr bias;
+    int cus_read;
+} modtab;
+
+static modtab *modtabs;         /* one per module looked at */
+static size_t nmodtabs, modtabs_cap;
 
 static int fsym_cmp(const void *a, const void *b)
 {
@@ -402,26 +424,34 @@ static int fsym_cmp(const void *a, const void *b)
     return x->ndx - y->ndx;
 }
 
-static symtab *symtab_of(Dwfl_Module *mod)
+/* mod's record, made (empty) at the first look. */
+static modtab *modtab_of(Dwfl_Module *mod)
 {
-    for (size_t i = 0; i < nsymtabs; i++)
-        if (symtabs[i].mod == mod)
-            return &symtabs[i];
-    if (nsymtabs == symtabs_cap) {
-        size_t cap = symtabs_cap ? 2 * symtabs_cap : 16;
-        symtab *t = realloc(symtabs, cap * sizeof *t);
+    for (size_t i = 0; i < nmodtabs; i++)
+        if (modtabs[i].mod == mod)
+            return &modtabs[i];
+    if (nmodtabs == modtabs_cap) {
+        size_t cap = modtabs_cap ? 2 * modtabs_cap : 16;
+        modtab *t = realloc(modtabs, cap * sizeof *t);
         if (!t)
             return NULL;
-        symtabs = t;
-        symtabs_cap = cap;
+        modtabs = t;
+        modtabs_cap = cap;
     }
-    symtab *t = &symtabs[nsymtabs++];
+    modtab *t = &modtabs[nmodtabs++];
+    memset(t, 0, sizeof *t);
     t->mod = mod;
-    t->v = NULL;
-    t->n = 0;
+    return t;
+}
+
+/* t's function symbols, read and sorted at the first lookup. */
+static void read_symbols(modtab *t)
+{
+    Dwfl_Module *mod = t->mod;
+    t->syms_read = 1;
     int total = dwfl_module_getsymtab(mod);
     if (total <= 1 || !(t->v = malloc((size_t)total * sizeof *t->v)))
-        return t;                   /* (no symbols: every lookup fails) */
+        return;                     /* (no symbols: every lookup fails) */
     for (int i = 1; i < total; i++) {
         GElf_Sym sym;
         GElf_Addr addr;
@@ -435,7 +465,6 @@ static symtab *symtab_of(Dwfl_Module *mod)
                               bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2, i};
     }
     qsort(t->v, t->n, sizeof *t->v, fsym_cmp);
-    return t;
 }
 
 /* The function symbol of mod at pc: the closest one at or below pc that
@@ -443,7 +472,9 @@ static symtab *symtab_of(Dwfl_Module *mod)
  * in a gap between functions (a stripped static function). */
 static const char *symbol_at(Dwfl_Module *mod, uint64_t pc)
 {
-    symtab *t = symtab_of(mod);
+    modtab *t = modtab_of(mod);
+    if (t && !t->syms_read)
+        read_symbols(t);
     if (!t || !t->n || pc < t->v[0].lo)
         return NULL;
     size_t lo = 0, hi = t->n;       /* the last entry with lo <= pc */
@@ -465,6 +496,69 @@ static const char *symbol_at(Dwfl_Module *mod, uint64_t pc)
     return sizeless;
 }
 
+static int cu_range_cmp(const void *a, const void *b)
+{
+    const cu_range *x = a, *y = b;
+    return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* t's compile units' address ranges, read and sorted at the first lookup
+ * that libdw's own (through .debug_aranges) could not answer. */
+static void read_cu_ranges(modtab *t)
+{
+    t->cus_read = 1;
+    size_t cap = 0;
+    Dwarf_Addr bias = 0;
+    for (Dwarf_Die *cu = NULL; (cu = dwfl_module_nextcu(t->mod, cu, &bias)) != NULL;) {
+        Dwarf_Addr base, lo, hi;
+        ptrdiff_t off = 0;
+        while ((off = dwarf_ranges(cu, off, &base, &lo, &hi)) > 0) {
+            if (hi <= lo)
+                continue;
+            if (t->ncus == cap) {
+                size_t c = cap ? 2 * cap : 64;
+                cu_range *v = realloc(t->cus, c * sizeof *v);
+                if (!v)
+                    goto done;
+                t->cus = v;
+                cap = c;
+            }
+            t->cus[t->ncus++] = (cu_range){lo, hi, *cu};
+        }
+    }
+done:
+    t->bias = bias;
+    qsort(t->cus, t->ncus, sizeof *t->cus, cu_range_cmp);
+}
+
+/* The compile unit of mod that holds pc, by its ranges (see cu_range), or
+ * NULL; *bias gets the module's. */
+static Dwarf_Die *cu_by_ranges(Dwfl_Module *mod, Dwarf_Addr pc, Dwarf_Addr *bias)
+{
+    modtab *t = modtab_of(mod);
+    if (t && !t->cus_read)
+        read_cu_ranges(t);
+    if (!t || !t->ncus)
+        return NULL;
+    Dwarf_Addr a = pc - t->bias;
+    size_t lo = 0, hi = t->ncus;    /* the first range with lo > a */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t->cus[mid].lo <= a)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    /* (ranges of different units do not overlap in a sane module; a few
+     * back in case they do) */
+    for (size_t i = lo, k = 0; i-- > 0 && k < 8; k++)
+        if (a < t->cus[i].hi) {
+            *bias = t->bias;
+            return &t->cus[i].cu;
+        }
+    return NULL;
+}
+
 /* After modules were dropped: the symbol tables of those that are still
  * reported are kept (libdwfl keeps a module reported again as it was, at
  * the same address: libc's table is not sorted again at every dlclose);
@@ -473,35 +567,39 @@ static int note_module(Dwfl_Module *mod, void **userdata, const char *name,
                        Dwarf_Addr start, void *arg)
 {
     (void)userdata, (void)name, (void)start;
-    for (size_t i = 0; i < nsymtabs; i++)
-        if (symtabs[i].mod == mod)
+    for (size_t i = 0; i < nmodtabs; i++)
+        if (modtabs[i].mod == mod)
             ((char *)arg)[i] = 1;
     return DWARF_CB_OK;
 }
 
-static void symtabs_keep_reported(void)
+static void modtabs_keep_reported(void)
 {
-    char *live = calloc(nsymtabs ? nsymtabs : 1, 1);
+    char *live = calloc(nmodtabs ? nmodtabs : 1, 1);
     if (live)
         dwfl_getmodules(dwfl, note_module, live, 0);
     size_t n = 0;
-    for (size_t i = 0; i < nsymtabs; i++) {
-        if (live && live[i])
-            symtabs[n++] = symtabs[i];
-        else
-            free(symtabs[i].v);
+    for (size_t i = 0; i < nmodtabs; i++) {
+        if (live && live[i]) {
+            modtabs[n++] = modtabs[i];
+        } else {
+            free(modtabs[i].v);
+            free(modtabs[i].cus);
+        }
     }
-    nsymtabs = n;
+    nmodtabs = n;
     free(live);
 }
 
-static void symtabs_free(void)
+static void modtabs_free(void)
 {
-    for (size_t i = 0; i < nsymtabs; i++)
-        free(symtabs[i].v);
-    free(symtabs);
-    symtabs = NULL;
-    nsymtabs = symtabs_cap = 0;
+    for (size_t i = 0; i < nmodtabs; i++) {
+        free(modtabs[i].v);
+        free(modtabs[i].cus);
+    }
+    free(modtabs);
+    modtabs = NULL;
+    nmodtabs = modtabs_cap = 0;
 }
 
 /* A C++ or Rust symbol as the program's source spells it, or NULL:
@@ -713,7 +811,7 @@ void mt_symbolize_reset(void)
     free(strs);
     strs = NULL;
     strs_cap = strs_n = 0;
-    symtabs_free();
+    modtabs_free();
     if (dwfl)
         dwfl_end(dwfl);
     dwfl = NULL;

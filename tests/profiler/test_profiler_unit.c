@@ -72,6 +72,7 @@ static void test_distribution(double rate, long n)
 /* ---- symbolizer ---------------------------------------------------------- */
 
 uintptr_t nodebug_return_address(void);
+uintptr_t noaranges_return_address(void);
 uintptr_t nosym_return_address(void);
 
 __attribute__((noinline)) static uintptr_t ret_addr(void)
@@ -125,9 +126,10 @@ __attribute__((noinline)) static uintptr_t long_names_caller(void)
     return r;
 }
 
-static int line_of(const char *marker)
+/* The line of marker in file (0 if not found). */
+static int line_in(const char *file, const char *marker)
 {
-    FILE *f = fopen(SOURCE_FILE, "r");
+    FILE *f = fopen(file, "r");
     char buf[512];
     int line = 0, found = 0;
     while (f && fgets(buf, sizeof buf, f)) {
@@ -140,6 +142,11 @@ static int line_of(const char *marker)
     if (f)
         fclose(f);
     return found;
+}
+
+static int line_of(const char *marker)
+{
+    return line_in(SOURCE_FILE, marker);
 }
 
 static const char *base(const char *p)
@@ -257,6 +264,16 @@ static void test_symbolize(void)
     CHECK(n == 1 && strcmp(l[0].function, "nodebug_function") == 0 &&
               strcmp(l[0].filename, "libprofiler_nodebug.so") == 0 && l[0].line == 0,
           "no debug info: %zu locations, %s@%s:%d", n, l[0].function, l[0].filename, l[0].line);
+
+    /* DWARF without .debug_aranges (clang's default): file and line all
+     * the same, the compile unit found by its ranges */
+    code = noaranges_return_address();
+    mt_symbolize(NULL, code, &l, &n);
+    CHECK(n == 1 && strcmp(l[0].function, "noaranges_return_address") == 0 &&
+              strcmp(base(l[0].filename), "noaranges.c") == 0 &&
+              l[0].line == line_in(NOARANGES_FILE, "LINE_NOARANGES"),
+          "no .debug_aranges: %zu locations, %s@%s:%d (expected noaranges.c:%d)", n,
+          l[0].function, l[0].filename, l[0].line, line_in(NOARANGES_FILE, "LINE_NOARANGES"));
 
     /* names over 1000 bytes are clipped, and the middle of the inline
      * chain dropped until the locations fit in one location event */
