@@ -56,12 +56,21 @@ json_site() {  # json_site JSONFILE SITE-SUBSTRING FIELD
 }
 
 case $CASE in
-accuracy)
+accuracy|accuracy_clang)
   # Known amounts from known sites (accuracy.c); rate 1e-2 makes 4 standard
-  # errors less than 5% for the smallest site (8 MiB).
+  # errors less than 5% for the smallest site (8 MiB). accuracy_clang: the
+  # same program built by clang -O2 -g, whose DWARF has no .debug_aranges
+  # (every frame was once its ELF symbol at line 0) and whose inlining and
+  # frames differ from gcc's.
+  PROG=$BIN/profiler_accuracy
+  if [ "$CASE" = accuracy_clang ]; then
+    PROG=$T/accuracy_clang
+    clang -O2 -g -o "$PROG" "$SRC/accuracy.c" ||
+      { fail "clang cannot build accuracy.c (scripts/install-deps.sh installs clang)"; exit 1; }
+  fi
   RATE=1e-2
   RUNOPTS=(--rate $RATE)
-  same_run acc "$BIN/profiler_accuracy"
+  same_run acc "$PROG"
   "$CLI" top --by line --limit 0 --json acc.ctf > top.json || fail "top --json failed"
   MIB=1048576
   A=$(json_site top.json "alloc_a (" allocated_bytes)
@@ -97,7 +106,7 @@ accuracy)
   grep -q "at alloc_a (" hot.txt && grep -q "at make_block (" hot.txt && ok "hotspots names the sites" ||
     { fail "hotspots lacks alloc_a / make_block"; head -20 hot.txt; }
   "$CLI" info acc.ctf > info.txt
-  grep -q "of $BIN/profiler_accuracy" info.txt && rate_is acc.ctf 0.01 &&
+  grep -q "of $PROG" info.txt && rate_is acc.ctf 0.01 &&
     grep -q "memtrace-c .* native preload" info.txt && ok "trace_info: executable, rate, runtime params" ||
     { fail "info"; cat info.txt; }
   ;;
