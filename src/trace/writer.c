@@ -79,6 +79,18 @@ static int fail(mt_writer *w, int status, const char *fmt, ...)
     return status;
 }
 
+/* A call with bad arguments: the message, MT_ERR_ARG, and nothing written
+ * (the writer stays usable). Out of line: the callers are the hot paths. */
+static __attribute__((cold, noinline, format(printf, 2, 3)))
+int reject(mt_writer *w, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(w->err, sizeof w->err, fmt, ap);
+    va_end(ap);
+    return MT_ERR_ARG;
+}
+
 /* ---- output ----------------------------------------------------------- */
 
 static int fd_sink(void *ctx, const void *data, size_t len)
@@ -266,11 +278,13 @@ static inline unsigned same_top8(const uint64_t *x, const uint64_t *y)
 #endif
 }
 
-/* Does v fit the format's 63-bit integers (spec 1.3, 1.4)? A value that
- * does not would be read back as another one. */
-static int fits63(int64_t v)
+/* Do a and b both fit the format's 63-bit integers (spec 1.3, 1.4)? A
+ * value that does not would be read back as another one. (v + 2^62 is
+ * below 2^63 exactly for -2^62 <= v < 2^62: one test for both.) */
+static inline int both_fit63(int64_t a, int64_t b)
 {
-    return v >= -((int64_t)1 << 62) && v < ((int64_t)1 << 62);
+    const uint64_t h = (uint64_t)1 << 62;
+    return (((uint64_t)a + h) | ((uint64_t)b + h)) >> 63 == 0;
 }
 
 int mt_writer_alloc(mt_writer *w, int64_t time, int64_t length,
@@ -282,18 +296,11 @@ int mt_writer_alloc(mt_writer *w, int64_t time, int64_t length,
         return MT_ERR_ARG;
     if (w->status)
         return w->status;
-    if ((unsigned)source > MT_SOURCE_EXTERNAL || (n && !cs)) {
-        /* rejected without writing anything; the writer stays usable */
-        snprintf(w->err, sizeof w->err, "invalid source %u or NULL callstack",
-                 (unsigned)source);
-        return MT_ERR_ARG;
-    }
-    if (!fits63(length) || !fits63(nsamples)) {
-        snprintf(w->err, sizeof w->err,
-                 "length %lld or sample count %lld out of the format's 63-bit range",
-                 (long long)length, (long long)nsamples);
-        return MT_ERR_ARG;
-    }
+    if ((unsigned)source > MT_SOURCE_EXTERNAL || (n && !cs))
+        return reject(w, "invalid source %u or NULL callstack", (unsigned)source);
+    if (!both_fit63(length, nsamples))
+        return reject(w, "length %lld or sample count %lld out of the format's 63-bit range",
+                      (long long)length, (long long)nsamples);
 
     /* Common suffix with the previous callstack (spec 8.5). The previous
      * callstack is kept callee first and right-aligned in w->prev, so both
@@ -379,16 +386,16 @@ static int put_delta(mt_writer *w, int64_t time, int64_t id, unsigned code,
         return MT_ERR_ARG;
     if (w->status)
         return w->status;
-    /* (ids below next_id - 2^62 would need a delta out of the 63-bit
-     * range, and overflow the subtraction below) */
-    if (id >= w->next_id || id < w->next_id - ((int64_t)1 << 62)) {
-        snprintf(w->err, sizeof w->err, "Invalid ID in %s: %lld (next id %lld)",
-                 what, (long long)id, (long long)w->next_id);
-        return MT_ERR_ARG;
-    }
+    /* delta = next_id - 1 - id, in unsigned arithmetic (no overflow): one
+     * test for id >= next_id (the delta wraps around) and for ids more than
+     * 2^62 below next_id (a delta out of the 63-bit range) */
+    uint64_t delta = (uint64_t)w->next_id - 1 - (uint64_t)id;
+    if (delta >= (uint64_t)1 << 62)
+        return reject(w, "Invalid ID in %s: %lld (next id %lld)", what, (long long)id,
+                      (long long)w->next_id);
     if (begin_event(w, time, code))
         return w->status;
-    uint8_t *p = mt_put_vint(w->buf + w->pos, w->next_id - 1 - id);
+    uint8_t *p = mt_put_vint(w->buf + w->pos, (int64_t)delta);
     w->pos = (size_t)(p - w->buf);
     return 0;
 }
