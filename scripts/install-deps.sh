@@ -16,6 +16,9 @@ pkgs+=(libdw-dev libelf-dev libunwind-dev libiberty-dev g++ python3 perl sqlite3
 # (npm only when absent: NodeSource's nodejs carries its own and conflicts)
 pkgs+=(libprotobuf-c-dev protobuf-c-compiler zlib1g-dev golang-go chromium nodejs)
 command -v npm >/dev/null 2>&1 || pkgs+=(npm)
+# a Rust compiler for profiler.rust (Debian's only when none is on the PATH:
+# rustup's serves as well)
+command -v rustc >/dev/null 2>&1 || pkgs+=(rustc)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

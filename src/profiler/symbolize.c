@@ -10,7 +10,8 @@
  * ("prog+0x1c14"); an address in no known module: its hex value in a
  * "[unknown]" file. A frame is never dropped. An address's compile unit
  * comes from libdw (through .debug_aranges), else from the units' own
- * address ranges (clang writes no .debug_aranges).
+ * address ranges (clang writes no .debug_aranges); its scopes from libdw,
+ * else from a descent of our own (Rust nests functions in namespaces).
  *
  * Results are cached per code and strings interned for the session, so the
  * writer can be handed the same records every time it asks. All of it runs
@@ -287,10 +288,63 @@ static const char *clip(const char *s, char *buf, int keep_tail)
 
 #define MAX_INLINE 64
 
-/* Locations of pc into out[0..], outermost first; returns how many (0 if
- * the module has no DWARF for pc). */
 static Dwarf_Die *cu_by_ranges(Dwfl_Module *mod, Dwarf_Addr pc, Dwarf_Addr *bias);
 
+/* One step down scope_chain's path: the child of parent, or of a namespace
+ * or module among its children (searched to depth 16), that is a function,
+ * inlined call or block whose ranges hold pc; 1 found (*out), 0 none.
+ * (Types are not searched: C++ defines its methods outside them, and Rust
+ * its impl blocks' functions in namespaces; their members are many.) */
+static int scope_child(Dwarf_Die *parent, Dwarf_Addr pc, Dwarf_Die *out, int depth)
+{
+    Dwarf_Die c;
+    if (depth > 16 || dwarf_child(parent, &c) != 0)
+        return 0;
+    do {
+        switch (dwarf_tag(&c)) {
+        case DW_TAG_namespace:
+        case DW_TAG_module:
+            if (scope_child(&c, pc, out, depth + 1))
+                return 1;
+            break;
+        case DW_TAG_subprogram:
+        case DW_TAG_inlined_subroutine:
+        case DW_TAG_lexical_block:
+        case DW_TAG_entry_point:
+            if (dwarf_haspc(&c, pc) > 0) {
+                *out = c;
+                return 1;
+            }
+            break;
+        default:
+            break;
+        }
+    } while (dwarf_siblingof(&c, &c) == 0);
+    return 0;
+}
+
+/* The scopes of cu that hold pc, innermost first (malloc'd into *out, as
+ * dwarf_getscopes_die gives them), found by a descent of our own: libdw
+ * 0.188's dwarf_getscopes does not look inside DW_TAG_namespace, where
+ * Rust puts every function (every frame of a Rust program was its ELF
+ * symbol at line 0, and its inlined calls were lost). Returns how many. */
+static int scope_chain(Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die **out)
+{
+    Dwarf_Die path[MAX_INLINE * 2];
+    int n = 0;
+    Dwarf_Die d = *cu;
+    while (n < MAX_INLINE * 2 && scope_child(&d, pc, &path[n], 0))
+        d = path[n++];
+    *out = NULL;
+    if (n == 0 || !(*out = malloc((size_t)n * sizeof **out)))
+        return 0;
+    for (int i = 0; i < n; i++)
+        (*out)[i] = path[n - 1 - i];
+    return n;
+}
+
+/* Locations of pc into out[0..], outermost first; returns how many (0 if
+ * the module has no DWARF for pc). */
 static size_t from_dwarf(Dwfl_Module *mod, Dwarf_Addr pc, mt_location *out)
 {
     Dwarf_Addr bias = 0;
@@ -301,16 +355,19 @@ static size_t from_dwarf(Dwfl_Module *mod, Dwarf_Addr pc, mt_location *out)
         return 0;
     Dwarf_Die *scopes = NULL;
     int ns = dwarf_getscopes(cu, pc - bias, &scopes);
+    if (ns > 0) {
+        /* dwarf_getscopes follows an inlined instance to its abstract
+         * origin; the parent chain of the innermost DIE gives the concrete
+         * nesting. */
+        Dwarf_Die inner = scopes[0];
+        free(scopes);
+        scopes = NULL;
+        ns = dwarf_getscopes_die(&inner, &scopes);
+    }
     if (ns <= 0) {
         free(scopes);
-        return 0;
+        ns = scope_chain(cu, pc - bias, &scopes);
     }
-    /* dwarf_getscopes follows an inlined instance to its abstract origin;
-     * the parent chain of the innermost DIE gives the concrete nesting. */
-    Dwarf_Die inner = scopes[0];
-    free(scopes);
-    scopes = NULL;
-    ns = dwarf_getscopes_die(&inner, &scopes);
     if (ns <= 0) {
         free(scopes);
         return 0;

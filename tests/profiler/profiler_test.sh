@@ -111,6 +111,26 @@ accuracy|accuracy_clang)
     { fail "info"; cat info.txt; }
   ;;
 
+rust)
+  # A Rust program built with debug information (rustc -g -O): its frames
+  # named with file and line, its inlined calls kept (rust_sites.rs).
+  command -v rustc > /dev/null ||
+    { fail "rustc not found (scripts/install-deps.sh installs Debian's)"; exit 1; }
+  rustc -g -O -o rust_sites "$SRC/rust_sites.rs" 2> rustc.err ||
+    { fail "rustc cannot build rust_sites.rs"; cat rustc.err; exit 1; }
+  RUNOPTS=(--every 4096)
+  same_run rust ./rust_sites
+  "$CLI" dump rust.ctf > dump.txt || fail "dump failed"
+  l=$(line_of "$SRC/rust_sites.rs" "SITE_RUST")
+  grep -q "make_strings@$SRC/rust_sites.rs:$l:" dump.txt &&
+    ok "make_strings at rust_sites.rs:$l" ||
+    { fail "no 'make_strings@rust_sites.rs:$l' frame in dump"; grep -m1 -o "[^ ]*make_strings[^ ]*" dump.txt; }
+  # below it, the standard library's inlined calls down to the allocator's
+  grep "make_strings@$SRC/rust_sites.rs:$l:" dump.txt | head -1 | grep -q " alloc@[^ ]*alloc.rs:[1-9]" &&
+    ok "inlined calls of the standard library down to alloc" ||
+    { fail "no inlined alloc@alloc.rs frame after make_strings"; }
+  ;;
+
 env)
   # The environment interface without the wrapper (spec 10.4).
   P="$BIN/profiler_accuracy"
