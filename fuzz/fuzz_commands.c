@@ -27,10 +27,11 @@
  *     of the tool; clear, MEMTRACE_THREADS=1).
  * Anything else aborts with a message. MT_FUZZ_SAVE=PATH saves each
  * generated trace there; MT_FUZZ_QUIET=1 sends the commands' standard
- * output to /dev/null (the replay test does: their standard error stays). The trace and the outputs of copy,
- * subsample and strip-names are memory files (memfd); other outputs go to
- * /dev/null. Run with -close_fd_mask=3 (fuzz/run.sh does): libFuzzer keeps
- * its own copy of stderr for its reports, the commands write to /dev/null.
+ * output to /dev/null (the replay test does: their standard error stays).
+ * The trace and the outputs of copy, subsample and strip-names are memory
+ * files (memfd); other outputs go to /dev/null. Run with -close_fd_mask=3
+ * (fuzz/run.sh does): libFuzzer keeps its own copy of stderr for its
+ * reports, the commands write to /dev/null.
  */
 #include <memtrace/memtrace.h>
 
@@ -44,10 +45,10 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "odd_locations.h"      /* (tests/cli) */
 
 #define MAX_EVENTS 3000
 #define MAX_DEPTH 400
-#define NCODES 64                 /* location patterns, as tests/cli/gen_odd.c */
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -192,43 +193,6 @@ static int to_buf(void *ctx, const void *data, size_t len)
     return 0;
 }
 
-static char names[NCODES][3][2][24];
-/* bytes that output formats must escape (as tests/cli/gen_odd.c) */
-static const char nasty[] = "q\"b\\s\tc\001</script><b>&amp;;x y \xc3\xa9\xff";
-static char long_name[3001];
-static mt_location locs[NCODES][3];
-
-static void make_locations(void)
-{
-    memset(long_name, 'n', sizeof long_name - 1);
-    for (int i = 0; i < NCODES; i++)
-        for (int j = 0; j < 3; j++) {
-            if (i % 7 != 0)             /* empty file names every 7th pattern */
-                snprintf(names[i][j][0], 24, "file%d.ml", i % 6);
-            if (i % 5 != 0)             /* empty functions every 5th */
-                snprintf(names[i][j][1], 24, "f%d_%d", i % 9, j);
-            locs[i][j].filename = names[i][j][0];
-            locs[i][j].function = names[i][j][1];
-            if (i == 10)
-                locs[i][j].function = nasty;
-            if (i == 13 && j == 0)
-                locs[i][j].filename = locs[i][j].function = long_name;
-            locs[i][j].line = (i * 7919 + j * 104729) % 1048576;
-            locs[i][j].start_char = (i * 31 + j) % 256;
-            locs[i][j].end_char = (i * 97 + j * 3) % 1024;
-        }
-}
-
-/* Code c's locations: none, or one to three inlined frames. */
-static int locate(void *ctx, uint64_t code, const mt_location **out, size_t *n)
-{
-    (void)ctx;
-    unsigned k = (unsigned)(code % NCODES);
-    *out = locs[k];
-    *n = k % 4 == 3 ? 0 : 1 + k % 3;
-    return 0;
-}
-
 /* Run the program in g against the writer; the trace goes to b. Returns
  * the trace's format version; *flushed is set if the program flushed (then
  * its packets end where a copy's do not), *ndom to the number of domains.
@@ -250,7 +214,7 @@ static int gen(input *g, buf *b, int *flushed, int *ndom)
     memset(&info, 0, sizeof info);
     info.sample_rate = rates[(h >> 1) & 3];
     info.word_size = h & 8 ? 32 : 64;
-    info.executable_name = h & 16 ? nasty : "fuzz";
+    info.executable_name = h & 16 ? odd_nasty : "fuzz";
     info.host_name = "host";
     info.runtime_params = "";
     info.context = h & 32 ? "ctx \"q\"" : NULL;
@@ -299,7 +263,8 @@ static int gen(input *g, buf *b, int *flushed, int *ndom)
             unsigned k = u8(g);
             int64_t id;
             st = mt_writer_alloc(w, t, lengths[k % 9], samples[(k / 9) % 7],
-                                 (mt_source)((k / 63) % 3), cs, depth, locate, NULL, &id);
+                                 (mt_source)((k / 63) % 3), cs, depth, odd_locate, NULL,
+                                 &id);
             if (!st)
                 next_id = id + 1;
             break;
@@ -347,7 +312,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (trace_fd < 0) {
         setup();
-        make_locations();
+        odd_locations_init();
     }
     if (size < 2)
         return 0;

@@ -21,7 +21,7 @@
 
 #include <memtrace/memtrace.h>
 
-#define NCODES 64              /* locations cycle through 64 patterns */
+#include "odd_locations.h"
 
 static uint64_t state;
 
@@ -31,24 +31,6 @@ static uint64_t rnd(void)      /* xorshift64 */
     state ^= state >> 7;
     state ^= state << 17;
     return state;
-}
-
-static char names[NCODES][3][2][24];   /* [pattern][frame][file, function] */
-/* bytes that formats must escape: quotes, backslash, tab, a control
- * character, markup, a folded-stack separator, UTF-8 and a byte that is not
- * (no newline: dump prints names as they are, one event a line) */
-static const char nasty[] = "q\"b\\s\tc\001</script><b>&amp;;x y \xc3\xa9\xff";
-static char long_name[3001];
-static mt_location locs[NCODES][3];
-
-/* Code c's locations: none, or one to three inlined frames. */
-static int locate(void *ctx, uint64_t code, const mt_location **out, size_t *n)
-{
-    (void)ctx;
-    unsigned k = (unsigned)(code % NCODES);
-    *out = locs[k];
-    *n = k % 4 == 3 ? 0 : 1 + k % 3;
-    return 0;
 }
 
 /* Where each domain's writer writes: the one file. drop: the writer's
@@ -82,25 +64,7 @@ int main(int argc, char **argv)
         return 2;
     }
     state = strtoull(argv[2], NULL, 10) * 2654435761u + 1;
-    memset(long_name, 'n', sizeof long_name - 1);
-    for (int i = 0; i < NCODES; i++)
-        for (int j = 0; j < 3; j++) {
-            /* empty file names every 7th pattern, empty functions every
-             * 5th (names is zeroed) */
-            if (i % 7 != 0)
-                snprintf(names[i][j][0], 24, "file%d.ml", i % 6);
-            if (i % 5 != 0)
-                snprintf(names[i][j][1], 24, "f%d_%d", i % 9, j);
-            locs[i][j].filename = names[i][j][0];
-            locs[i][j].function = names[i][j][1];
-            if (i == 10)
-                locs[i][j].function = nasty;
-            if (i == 13 && j == 0)
-                locs[i][j].filename = locs[i][j].function = long_name;
-            locs[i][j].line = (int)(rnd() % 100000);
-            locs[i][j].start_char = (int)(rnd() % 256);
-            locs[i][j].end_char = (int)(rnd() % 1024);
-        }
+    odd_locations_init();
     int fd = open(argv[1], O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (fd < 0) {
         perror(argv[1]);
@@ -161,7 +125,7 @@ int main(int argc, char **argv)
                 cs[i] = 1 + rnd() % spread;
             int64_t id;
             st = mt_writer_alloc(w[d], t, lengths[rnd() % 7], samples[rnd() % 7],
-                                 (mt_source)(rnd() % 3), cs, n, locate, NULL, &id);
+                                 (mt_source)(rnd() % 3), cs, n, odd_locate, NULL, &id);
             next_id[d] = id + 1;
             allocs++;
         } else {
