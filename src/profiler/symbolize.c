@@ -330,16 +330,19 @@ static int scope_child(Dwarf_Die *parent, Dwarf_Addr pc, Dwarf_Die *out, int dep
  * symbol at line 0, and its inlined calls were lost). Returns how many. */
 static int scope_chain(Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die **out)
 {
-    Dwarf_Die path[MAX_INLINE * 2];
+    /* (on the heap: this may run on a thread with a small stack) */
+    enum { MAX_PATH = 2 * MAX_INLINE };
+    Dwarf_Die *path = malloc(MAX_PATH * sizeof *path);
     int n = 0;
     Dwarf_Die d = *cu;
-    while (n < MAX_INLINE * 2 && scope_child(&d, pc, &path[n], 0))
+    while (path && n < MAX_PATH && scope_child(&d, pc, &path[n], 0))
         d = path[n++];
-    *out = NULL;
-    if (n == 0 || !(*out = malloc((size_t)n * sizeof **out)))
-        return 0;
-    for (int i = 0; i < n; i++)
-        (*out)[i] = path[n - 1 - i];
+    for (int i = 0; i < n / 2; i++) {           /* innermost first */
+        d = path[i];
+        path[i] = path[n - 1 - i];
+        path[n - 1 - i] = d;
+    }
+    *out = path;
     return n;
 }
 
