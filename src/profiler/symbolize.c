@@ -588,7 +588,8 @@ static void read_cu_ranges(modtab *t)
     }
 done:
     t->bias = bias;
-    qsort(t->cus, t->ncus, sizeof *t->cus, cu_range_cmp);
+    if (t->ncus)                /* (cus is NULL without any: not for qsort) */
+        qsort(t->cus, t->ncus, sizeof *t->cus, cu_range_cmp);
 }
 
 /* The compile unit of mod that holds pc, by its ranges (see cu_range), or
