@@ -35,6 +35,7 @@
  */
 #include <memtrace/memtrace.h>
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -184,7 +185,7 @@ static int to_buf(void *ctx, const void *data, size_t len)
             cap *= 2;
         uint8_t *q = realloc(b->p, cap);
         if (!q)
-            return 12;    /* ENOMEM */
+            return ENOMEM;
         b->p = q;
         b->cap = cap;
     }
