@@ -132,6 +132,8 @@ int cli_rewrite_run(const cli_rewrite_spec *spec)
     }
     mt_writer_options wopt = {0};
     wopt.format_version = spec->format_version;
+    /* v003: the input's domain (a trace of domain 1 stays one; v002 has 0) */
+    wopt.domain = info.initial_domain;
     char err[256];
     int rc;
     if (mt_writer_open_fd(&rw.w, fd, &info, &wopt, err, sizeof err)) {
