@@ -45,8 +45,8 @@ void mt_timeline_free(mt_timeline *t)
 
 /* Bins 2^k times as wide, in one pass however large k is (a trace whose
  * times jump by a month needs k of 30 or more at once).
- * (out of line and cold: it runs a few dozen times a trace, and inlined it
- * made mt_timeline_add save and restore registers on every call) */
+ * (out of line and cold: it runs a few times a trace, and inlined it made
+ * mt_timeline_add save and restore registers on every call) */
 static __attribute__((noinline, cold)) void tl_coarsen(mt_timeline *t, unsigned k)
 {
     size_t g = k < 16 ? (size_t)1 << k : MT_TL_BINS;   /* old bins per new one */

@@ -42,8 +42,8 @@
  * unload, only when an address is reused.
  */
 #include <dlfcn.h>
-#include <stdio.h>
 #include <link.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unwind.h>
