@@ -107,6 +107,11 @@ typedef struct func {
     int64_t total_count;
     int32_t locs;               /* newest entry first (the reference's list) */
     uint32_t seen;              /* generation of the last alloc that counted it */
+    /* the counter of the pair (this function, al) that it was last counted
+     * in, while its inc is unchanged (see account): the same pair as the
+     * previous time, most times, found without the table's lookup */
+    int32_t hh_node;
+    uint32_t hh_al, hh_inc;
 } func;
 
 typedef struct entry {
@@ -114,6 +119,7 @@ typedef struct entry {
     uint32_t func;
     int64_t alloc_count;
     int32_t next;               /* older entry of the same function, -1 end */
+    int hidden;                 /* its function is one --hide names        */
 } entry;
 
 /* Heavy-hitters counter of one (caller, allocating function) pair. Its
@@ -125,13 +131,24 @@ typedef struct hh_node {
     uint64_t die;
     int32_t next;               /* bucket chain (-1 end), or free list     */
     int32_t cnext;              /* calendar list it waits in (see hh_add)  */
+    uint32_t inc;               /* times it was freed (func.hh_node)       */
 #ifdef MT_HOTSPOTS_ORACLE
     int64_t misses;             /* the reference's own count (test build)  */
 #endif
 } hh_node;
 
+/* What account() found at one position of the previous backtrace: the
+ * backtraces of consecutive allocations share most of their frames (the
+ * benchmark trace: 3.5 new frames in 54), whose functions are not looked
+ * up again. */
+typedef struct pslot {
+    uint64_t code;
+    int32_t func;               /* its function; -1 hidden                 */
+} pslot;
+
 #define HH_CAPACITY 10000
 #define HH_BUCKETS 16384        /* Hashtbl.create 10000: power of 2 >= 10000 */
+#define HH_NOMEM (-2)
 #define HH_CAL 16384            /* calendar slots (power of 2), by die mod */
 
 typedef struct hs {
@@ -153,6 +170,8 @@ typedef struct hs {
     size_t hh_len;              /* live counters (t.len of the reference) */
     uint64_t hh_sweeps;         /* times every counter took a miss        */
     int32_t hh_cal[HH_CAL];     /* counters by die mod HH_CAL             */
+    pslot *prev;                /* the previous backtrace's positions      */
+    size_t nprev, prev_cap;     /* prev[0 .. nprev) are valid              */
     /* with filters */
     const mt_filter *filter;
     mt_scan *scan;
@@ -209,6 +228,7 @@ static int64_t get_func(hs *h, const char *filename, const char *name)
     }
     f->hash = hv;
     f->locs = -1;
+    f->hh_node = -1;
     h->func_slots[j] = (uint32_t)h->nfuncs + 1;
     return (int64_t)h->nfuncs++;
 }
@@ -267,6 +287,11 @@ static int64_t add_loc(hs *h, const uint64_t *bt, size_t i)
     e->end = end;
     e->func = (uint32_t)fi;
     e->alloc_count = 0;
+    e->hidden = 0;
+    if (h->filter)
+        for (size_t q = 0; q < h->filter->nhide; q++)
+            if (strstr(name, h->filter->hide[q]))
+                e->hidden = 1;
     e->next = h->funcs[fi].locs;
     h->funcs[fi].locs = (int32_t)h->nentries;
     if (u64map_put(&h->codes, code, h->nentries))
@@ -288,7 +313,11 @@ static void cal_push(hs *h, int32_t i)
     *head = i;
 }
 
-/* At most HH_CAPACITY counters live in HH_BUCKETS buckets, so the table
+/* Count one allocation of the pair (f, al). Returns the pair's counter, or
+ * -1 when the table is full and the pair is not kept (a sweep), or
+ * HH_NOMEM.
+ *
+ * At most HH_CAPACITY counters live in HH_BUCKETS buckets, so the table
  * never reaches 2 x HH_BUCKETS entries and never resizes.
  *
  * When the table is full, the reference gives every counter a miss and
@@ -304,14 +333,14 @@ static void cal_push(hs *h, int32_t i)
  * hit itself touches nothing but the counter). The counters that stay keep
  * their order in their buckets, as the reference's in-place filter keeps
  * it, so the report is the same. */
-static int hh_add(hs *h, uint32_t f, uint32_t al)
+static int32_t hh_add(hs *h, uint32_t f, uint32_t al)
 {
     size_t b = hh_bucket(f, al);
     for (int32_t i = h->hh_head[b]; i >= 0; i = h->hh[i].next)
         if (h->hh[i].f == f && h->hh[i].al == al) {
             h->hh[i].hits++;
             h->hh[i].die++;
-            return 0;
+            return i;
         }
     if (h->hh_len < HH_CAPACITY) {
         int32_t i = h->hh_free;
@@ -319,8 +348,9 @@ static int hh_add(hs *h, uint32_t f, uint32_t al)
             h->hh_free = h->hh[i].next;
         } else {
             if (grow_array(&h->hh, &h->hh_cap, h->hh_used + 1, sizeof *h->hh))
-                return -2;
+                return HH_NOMEM;
             i = (int32_t)h->hh_used++;
+            h->hh[i].inc = 0;
         }
         hh_node *c = &h->hh[i];
         c->f = f;
@@ -336,7 +366,7 @@ static int hh_add(hs *h, uint32_t f, uint32_t al)
         cal_push(h, i);
 #endif
         h->hh_len++;
-        return 0;
+        return i;
     }
     /* Full: the new pair is not kept; every counter takes a miss and those
      * whose misses reach their hits go. */
@@ -355,12 +385,13 @@ static int hh_add(hs *h, uint32_t f, uint32_t al)
                 int32_t dead = *link;
                 *link = c->next;
                 h->hh[dead].next = h->hh_free;
+                h->hh[dead].inc++;
                 h->hh_free = dead;
                 h->hh_len--;
             }
         }
     }
-    return 0;
+    return -1;
 #endif
     uint64_t now = ++h->hh_sweeps;
     int32_t i = h->hh_cal[now & (HH_CAL - 1)];
@@ -374,6 +405,7 @@ static int hh_add(hs *h, uint32_t f, uint32_t al)
                 link = &h->hh[*link].next;
             *link = c->next;
             c->next = h->hh_free;
+            c->inc++;
             h->hh_free = i;
             h->hh_len--;
         } else {
@@ -381,22 +413,10 @@ static int hh_add(hs *h, uint32_t f, uint32_t al)
         }
         i = after;
     }
-    return 0;
+    return -1;
 }
 
 /* ---- reading ------------------------------------------------------------ */
-
-/* Is entry e's function hidden by --hide? */
-static int entry_hidden(const hs *h, int64_t e)
-{
-    if (!h->filter || !h->filter->nhide)
-        return 0;
-    const char *name = h->funcs[h->entries[e].func].name;
-    for (size_t q = 0; q < h->filter->nhide; q++)
-        if (strstr(name, h->filter->hide[q]))
-            return 1;
-    return 0;
-}
 
 /* Account one allocation of nsamples with backtrace bt[0..len) (caller
  * first). Frames whose function --hide names are left out, so the
@@ -413,7 +433,7 @@ static int account(hs *h, const uint64_t *bt, size_t len, int64_t nsamples)
         a = add_loc(h, bt, len - 1);
         if (a < 0)
             return (int)a;
-        if (!entry_hidden(h, a))
+        if (!h->entries[a].hidden)
             break;
         len--;
     }
@@ -427,20 +447,46 @@ static int account(hs *h, const uint64_t *bt, size_t len, int64_t nsamples)
             h->funcs[i].seen = 0;
         h->gen = 1;
     }
+    /* The callers, innermost first: the positions the previous backtrace
+     * shares with this one are known (pslot), and each function keeps its
+     * last pair's counter (func.hh_node) */
+    if (len - 1 > h->prev_cap &&
+        grow_array(&h->prev, &h->prev_cap, len - 1, sizeof *h->prev))
+        return -2;
+    size_t common = 0, lim = h->nprev < len - 1 ? h->nprev : len - 1;
+    while (common < lim && h->prev[common].code == bt[common])
+        common++;
+    h->nprev = common;          /* (valid so far, should a lookup fail) */
     for (size_t i = len - 1; i-- > 0;) {
-        int64_t e = add_loc(h, bt, i);
-        if (e < 0)
-            return (int)e;
-        if (entry_hidden(h, e))
+        pslot *s = &h->prev[i];
+        if (i >= common) {
+            int64_t e = add_loc(h, bt, i);
+            if (e < 0)
+                return (int)e;
+            s->code = bt[i];
+            s->func = h->entries[e].hidden ? -1 : (int32_t)h->entries[e].func;
+        }
+        if (s->func < 0)
             continue;
-        func *f = &h->funcs[h->entries[e].func];
+        func *f = &h->funcs[s->func];
         if (f->seen == h->gen)
             continue;
         f->seen = h->gen;
         f->total_count = ocaml_add(f->total_count, nsamples);
-        if (hh_add(h, h->entries[e].func, al))
-            return -2;
+        hh_node *c = f->hh_node >= 0 && f->hh_al == al ? &h->hh[f->hh_node] : NULL;
+        if (c && c->inc == f->hh_inc) {
+            c->hits++;          /* (hh_add's hit, without the lookup) */
+            c->die++;
+        } else {
+            int32_t node = hh_add(h, (uint32_t)s->func, al);
+            if (node == HH_NOMEM)
+                return -2;
+            f->hh_node = node;
+            f->hh_al = al;
+            f->hh_inc = node >= 0 ? h->hh[node].inc : 0;
+        }
     }
+    h->nprev = len - 1;
     h->total = ocaml_add(h->total, nsamples);
     return 0;
 }
@@ -786,6 +832,7 @@ static void hs_free(hs *h)
     free(h->entries);
     u64map_free(&h->codes);
     free(h->hh);
+    free(h->prev);
     stackset_free(&h->stacks);
     free(h);
 }
