@@ -1070,7 +1070,7 @@ EXPORT uint64_t mt_profiler_ext_alloc(size_t bytes)
     if (!samples)
         return 0;
     uint64_t codes[MT_MAX_FRAMES];
-    size_t n = mt_unwind(codes, MT_MAX_FRAMES);
+    size_t n = mt_unwind(NULL, codes, MT_MAX_FRAMES);
     return mt_sample_record(NULL, bytes, samples, codes, n);
 }
 

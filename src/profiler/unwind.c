@@ -312,22 +312,23 @@ void mt_unwind_rule_add(uint64_t ra, const mt_cfi_rule *r)
 }
 
 /* Return addresses of the calling thread, innermost first (the first is
- * this function's own), found with the rules above, each looked up once
+ * that of frame's function, or this function's own), found with the rules above, each looked up once
  * in libdw's reading of .eh_frame (mt_unwind_filler) and kept: the
  * registers an x86-64 unwind needs are the stack pointer, the frame
  * pointer and the return address, and the rules of nearly every frame
  * say where they are as offsets. 0 if a frame has another kind of rule
  * (libunwind unwinds those). */
-__attribute__((noinline)) size_t mt_unwind_fast(uint64_t *codes, size_t max)
+__attribute__((noinline)) size_t mt_unwind_fast(const void *frame, uint64_t *codes,
+                                                size_t max)
 {
 #ifndef __x86_64__
     return 0;                   /* (the rules name x86-64's registers) */
 #endif
     if (!mt_unwind_filler || fast_off || __atomic_load_n(&rules_full, __ATOMIC_RELAXED))
         return 0;
-    /* __builtin_frame_address gives this function a frame pointer: the
+    /* __builtin_frame_address gives a function a frame pointer: its
      * caller's frame pointer is saved at fp, the return address above */
-    const uint64_t *fp = __builtin_frame_address(0);
+    const uint64_t *fp = frame ? frame : __builtin_frame_address(0);
     uint64_t ip = fp[1], sp = (uint64_t)(uintptr_t)(fp + 2), bp = fp[0], sp0 = sp;
     int bp_ok = 1;
     size_t n = 0;
@@ -370,17 +371,20 @@ __attribute__((noinline)) size_t mt_unwind_fast(uint64_t *codes, size_t max)
 static unsigned long check_n, check_fallback, check_differ;
 static size_t check_first_a, check_first_b;
 
-size_t mt_unwind_check(uint64_t *codes, size_t max)
+size_t mt_unwind_check(const void *frame, uint64_t *codes, size_t max)
 {
     uint64_t fast[MT_MAX_FRAMES];
-    size_t a = mt_unwind_fast(fast, max < MT_MAX_FRAMES ? max : MT_MAX_FRAMES);
+    size_t a = mt_unwind_fast(frame, fast, max < MT_MAX_FRAMES ? max : MT_MAX_FRAMES);
     if (a)
         a = mt_unwind_keep(fast, a);
-    size_t b = mt_unwind_keep(codes, mt_unwind_step(codes, max));
+    size_t raw = mt_unwind_step(codes, max), b = mt_unwind_keep(codes, raw);
+    /* A stack deeper than max: unw_step's codes end sooner, by the frames
+     * of ours it walked and the fast unwinder started above (frame). */
+    size_t want = raw == max && a > b ? b : a;
     __atomic_add_fetch(&check_n, 1, __ATOMIC_RELAXED);
     if (!a && b) {
         __atomic_add_fetch(&check_fallback, 1, __ATOMIC_RELAXED);
-    } else if (a != b || memcmp(fast, codes, a * sizeof *codes) != 0) {
+    } else if (want != b || memcmp(fast, codes, b * sizeof *codes) != 0) {
         if (__atomic_add_fetch(&check_differ, 1, __ATOMIC_RELAXED) == 1)
             check_first_a = a, check_first_b = b;
     }

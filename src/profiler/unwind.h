@@ -28,7 +28,7 @@ enum { MT_UNWIND_TRACE, MT_UNWIND_GCC, MT_UNWIND_STEP };
  * MT_UNWIND_TRACE, every sample is unwound by the fast unwinder and by
  * unw_step, the step's codes kept; at exit, how many differed is printed. */
 extern int mt_unwind_checking MT_HIDDEN;
-MT_HIDDEN size_t mt_unwind_check(uint64_t *codes, size_t max);
+MT_HIDDEN size_t mt_unwind_check(const void *frame, uint64_t *codes, size_t max);
 extern int mt_unwinder MT_HIDDEN;
 /* Nonzero while a dlclose has unmapped code and the unwinder is still
  * unw_backtrace: each sample first looks whether something was mapped
@@ -40,10 +40,12 @@ MT_HIDDEN void mt_unwind_check_loads(void);
  * rules looked up once per return address through mt_unwind_filler (set
  * by the session: it takes the session lock, asks the symbolizer for the
  * rule, mt_symbolize_cfi, and keeps it with mt_unwind_rule_add); 0 when
- * a frame needs libunwind. */
+ * a frame needs libunwind. The walk starts at `frame`, a frame pointer
+ * (__builtin_frame_address(0)) of a caller of the fast unwinder, or at
+ * the unwinder's own frame when it is NULL (see mt_unwind). */
 extern void (*mt_unwind_filler)(uint64_t ra, mt_cfi_rule *r) MT_HIDDEN;
 MT_HIDDEN void mt_unwind_rule_add(uint64_t ra, const mt_cfi_rule *r);
-MT_HIDDEN size_t mt_unwind_fast(uint64_t *codes, size_t max);
+MT_HIDDEN size_t mt_unwind_fast(const void *frame, uint64_t *codes, size_t max);
 /* libgcc's _Unwind_Backtrace into codes, innermost first. */
 MT_HIDDEN size_t mt_unwind_gcc(uint64_t *codes, size_t max);
 /* libunwind's unw_step, frame by frame, into codes, innermost first. */
@@ -70,17 +72,25 @@ MT_HIDDEN size_t mt_unwind_keep(uint64_t *codes, size_t n);
 
 /* Return addresses of the calling thread, innermost first, with the
  * profiler's own frames and operator new's dropped. Returns how many were
- * stored. */
-static inline __attribute__((always_inline)) size_t mt_unwind(uint64_t *codes,
-                                                             size_t max)
+ * stored. frame: NULL, or the frame pointer of the outermost function of
+ * the sampled path (__builtin_frame_address(0) in the function that the
+ * program's call of malloc reaches, which must be a caller of this one):
+ * the fast unwinder then starts there, not walking the frames of ours
+ * inside it (three of the eight frames of a sample in main, ~110
+ * instructions). Its saved frame pointer and return address are the
+ * program's, or those of our exported function that called it, which
+ * the walk unwinds like any frame and mt_unwind_keep drops. The other
+ * unwinders start at their own frame and drop ours. */
+static inline __attribute__((always_inline)) size_t mt_unwind(const void *frame,
+                                                             uint64_t *codes, size_t max)
 {
     size_t n;
     if (MT_UNLIKELY(__atomic_load_n(&mt_unmapped_any, __ATOMIC_RELAXED)))
         mt_unwind_check_loads();
     int u = __atomic_load_n(&mt_unwinder, __ATOMIC_RELAXED);
     if (MT_UNLIKELY(mt_unwind_checking) && u == MT_UNWIND_TRACE)
-        return mt_unwind_check(codes, max);
-    if (MT_LIKELY(u == MT_UNWIND_TRACE) && (n = mt_unwind_fast(codes, max)) != 0)
+        return mt_unwind_check(frame, codes, max);
+    if (MT_LIKELY(u == MT_UNWIND_TRACE) && (n = mt_unwind_fast(frame, codes, max)) != 0)
         return mt_unwind_keep(codes, n);
     mt_thread *t = &mt_self;
     if (MT_UNLIKELY(u == MT_UNWIND_TRACE && t->unwinds < MT_UNWIND_COLD)) {

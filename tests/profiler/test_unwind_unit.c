@@ -56,7 +56,7 @@ __attribute__((noinline)) static size_t step_here(uint64_t *codes, size_t max)
 
 __attribute__((noinline)) static size_t sample_here(uint64_t *codes, size_t max)
 {
-    size_t n = mt_unwind(codes, max);
+    size_t n = mt_unwind(NULL, codes, max);
     __asm__ volatile("" ::: "memory");      /* not a tail call */
     return n;
 }
@@ -98,7 +98,7 @@ static void test_fill(uint64_t ra, mt_cfi_rule *r)
  * caller's call of this function, which the compiler may duplicate). */
 __attribute__((noinline)) static size_t unwind_here(int fast, uint64_t *codes, size_t max)
 {
-    size_t n = fast ? mt_unwind_fast(codes, max) : mt_unwind_step(codes, max);
+    size_t n = fast ? mt_unwind_fast(NULL, codes, max) : mt_unwind_step(codes, max);
     __asm__ volatile("" ::: "memory");      /* not a tail call */
     return n;
 }
@@ -116,6 +116,35 @@ __attribute__((noinline)) static int recurse_and_compare(int depth, size_t *fram
     return na >= 3 && na == nb && memcmp(a + 2, b + 2, (na - 2) * sizeof *a) == 0;
 }
 
+/* The fast unwinder started at an outer frame (as the sampled path starts
+ * it at the frame of the function that malloc called) and at its own: the
+ * same codes but for the frames inside the outer one. inner's two calls
+ * are at two sites, so the first codes of the walks from its own frame
+ * differ; the next, inner's return into outer, is skipped by the other. */
+__attribute__((noinline)) static void from_inner(const void *frame, uint64_t *a, size_t *na,
+                                                 uint64_t *b, size_t *nb)
+{
+    *na = mt_unwind_fast(frame, a, 64);
+    __asm__ volatile("" ::: "memory");
+    *nb = mt_unwind_fast(NULL, b, 64);
+    __asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) static int from_outer(int depth, size_t *frames)
+{
+    if (depth > 0) {
+        int r = from_outer(depth - 1, frames);
+        __asm__ volatile("" ::: "memory");
+        return r;
+    }
+    uint64_t a[64], b[64];
+    size_t na = 0, nb = 0;
+    from_inner(__builtin_frame_address(0), a, &na, b, &nb);
+    __asm__ volatile("" ::: "memory");
+    *frames = na;
+    return na >= 8 && na + 2 == nb && memcmp(a, b + 2, na * sizeof *a) == 0;
+}
+
 /* The fast unwinder against unw_step; then, its table full, it gives up
  * (returns 0) and mt_unwind's libunwind gives the codes. */
 static void test_fast(void)
@@ -126,6 +155,10 @@ static void test_fast(void)
     int same = recurse_and_compare(10, &frames);
     CHECK(same && frames >= 12, "fast unwinder against unw_step: %s, %zu frames",
           same ? "same" : "different", frames);
+    size_t outer_frames = 0;
+    same = from_outer(6, &outer_frames);
+    CHECK(same, "fast unwinder from an outer frame: %s, %zu frames",
+          same ? "same codes" : "other codes", outer_frames);
     mt_cfi_rule end = {0, 0, 0, MT_CFI_END};
     for (uint64_t k = 1; k <= 40000; k++)       /* more than the table's slots */
         mt_unwind_rule_add(k * 16, &end);
@@ -137,8 +170,8 @@ static void test_fast(void)
     mt_unwind_filler = NULL;
     mt_symbolize_reset();
     if (fails == before)
-        printf("ok   fast unwinder: same codes as unw_step (%zu frames); table full, libunwind's\n",
-               frames);
+        printf("ok   fast unwinder: same codes as unw_step (%zu frames), from an outer frame "
+               "(%zu); table full, libunwind's\n", frames, outer_frames);
 }
 
 int main(int argc, char **argv)
