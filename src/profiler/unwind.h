@@ -1,12 +1,13 @@
 /*
  * unwind.h - the backtrace of a sampled allocation, taken in the frame of
- * the sampled path itself (mt_unwind is inline): the unwinder walks every
- * frame from its caller outwards, the profiler's own included, at ~7-13 ns
- * a frame, so each frame of ours between the program and the unwinder
- * costs every sample that much. The call from the program's malloc to here is
- * two frames (malloc's cold part, slow_block), and the fast unwinder
- * (unwind.c) adds its own; it was four when session.c's mt_sample_record
- * called a function of unwind.c.
+ * the sampled path itself (mt_unwind is inline): an unwinder walks every
+ * frame from its start outwards at ~4-13 ns a frame, so each frame of ours
+ * between the program and the unwinder's start costs every sample that
+ * much. The fast unwinder starts at the frame of the function that the
+ * program's malloc reached (preload.c's SLOW functions pass it down), so
+ * it walks at most one frame of ours (our exported function's, when it
+ * calls rather than jumps); libunwind and libgcc start at their own and
+ * walk the few between.
  */
 #ifndef MT_PROFILER_UNWIND_H
 #define MT_PROFILER_UNWIND_H
