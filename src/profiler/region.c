@@ -169,6 +169,13 @@ static uint64_t *meta_of(const void *p, int tags)
     return tags ? m + k : m + (k << (d->eshift - 3));
 }
 
+/* The descriptor of the chunk p is in (p in the region). Small blocks
+ * share their chunk's size; a large block starts a chunk. */
+static const chunk_desc *desc_of(uintptr_t p)
+{
+    return &chunks[(p - mt_region.base) >> CHUNK_SHIFT];
+}
+
 static uint64_t *stamp_of(const void *p)
 {
     return meta_of(p, 0);
@@ -417,8 +424,11 @@ got:
             ((void **)p)[1] = NULL;
     }
     if (p) {
-        *stamp_of(p) = own ? *stamp_of(p) | OWN_BIT : *stamp_of(p) & ~OWN_BIT;
-        mt_region_set_size(p, n);
+        /* (mt_region_set_size's work, with the entry looked up once) */
+        uint64_t *m = stamp_of(p);
+        *m = own ? *m | OWN_BIT : *m & ~OWN_BIT;
+        if (desc_of((uintptr_t)p)->size >= 32)
+            m[1] = n;
     }
     t->in_region--;
     return p;
@@ -445,13 +455,6 @@ void mt_region_set_size(void *p, size_t n)
 int mt_region_own(const void *p)
 {
     return (*stamp_of(p) & OWN_BIT) != 0;
-}
-
-/* The descriptor of the chunk p is in (p in the region). Small blocks
- * share their chunk's size; a large block starts a chunk. */
-static const chunk_desc *desc_of(uintptr_t p)
-{
-    return &chunks[(p - mt_region.base) >> CHUNK_SHIFT];
 }
 
 size_t mt_region_usable(const void *p)
