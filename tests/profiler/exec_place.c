@@ -29,6 +29,7 @@ static __attribute__((noinline)) long final_work(int blocks)
         char *p = malloc(1024);
         if (!p)
             return -1;
+        __asm__ volatile("" : : "r"(p) : "memory");   /* (clang drops unused blocks) */
         p[0] = (char)i;
         sum += p[0];
         free(p);

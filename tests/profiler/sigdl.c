@@ -16,11 +16,15 @@
 
 static volatile sig_atomic_t handled;
 
+/* p escapes: clang drops a block that nothing reads, malloc and free too */
+#define KEEP(p) __asm__ volatile("" : : "r"(p) : "memory")
+
 static void handler(int sig)
 {
     (void)sig;
     for (int i = 0; i < 8; i++) {
         char *p = malloc(4096); /* SITE_HANDLER */
+        KEEP(p);
         p[0] = 1;
         free(p);
     }
@@ -42,6 +46,7 @@ int main(int argc, char **argv)
     sigaction(SIGUSR2, &sa, NULL);
     for (int i = 0; i < 2000; i++) {
         char *p = malloc(512);
+        KEEP(p);
         p[0] = 1;
         raise(i & 1 ? SIGUSR1 : SIGUSR2);
         free(p);

@@ -37,7 +37,9 @@ async function check(browser, name, trace) {
   page.on('pageerror', (e) => errors.push(String(e)));
   page.on('request', (r) => { if (!r.url().startsWith('file:')) errors.push('network request ' + r.url()); });
   await page.goto('file://' + path.resolve(html));
-  await page.waitForSelector('#sites tr:nth-child(2)', {timeout: 10000});
+  // (60 s: the page draws in ~1 s, but a loaded 2-core CI machine running
+  // other tests beside chromium was seen to fail a 10 s wait once)
+  await page.waitForSelector('#sites tr:nth-child(2)', {timeout: 60000});
 
   // the chart: three polylines with points, the peak marker
   const pts = await page.$$eval('#chart polyline', (ls) => ls.map((l) => l.getAttribute('points').split(' ').length));
