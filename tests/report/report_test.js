@@ -37,8 +37,9 @@ async function check(browser, name, trace) {
   page.on('pageerror', (e) => errors.push(String(e)));
   page.on('request', (r) => { if (!r.url().startsWith('file:')) errors.push('network request ' + r.url()); });
   await page.goto('file://' + path.resolve(html));
-  // (60 s: the page draws in ~1 s, but a loaded 2-core CI machine running
-  // other tests beside chromium was seen to fail a 10 s wait once)
+  // (60 s, not 10: the page draws in ~1 s, but this test failed once, its
+  // output not kept, in a run of the whole suite on two loaded cores, and
+  // this wait is its one step bound by time)
   await page.waitForSelector('#sites tr:nth-child(2)', {timeout: 60000});
 
   // the chart: three polylines with points, the peak marker
