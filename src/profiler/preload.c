@@ -219,12 +219,12 @@ static void free_own(void *p)
 
 SLOW static void free_slow(void *p)
 {
-    if (!mt_region_starts_block(p))
-        return;                 /* the program's bug, left alone */
-    if (mt_region_own(p))
-        free_own(p);
-    else
+    int kind = mt_region_kind(p);
+    if (kind == MT_BLOCK_SAMPLED)
         mt_free_sampled(p);
+    else if (kind == MT_BLOCK_OWN)
+        free_own(p);
+    /* else: the program's bug, left alone */
 }
 
 EXPORT FASTPATH void *malloc(size_t n)
@@ -303,11 +303,12 @@ static void *realloc_own(void *p, size_t n)
  * for are copied, not the block's rounded size. */
 SLOW static void *realloc_region(void *p, size_t n)
 {
-    if (!mt_region_starts_block(p)) {
+    int kind = mt_region_kind(p);
+    if (kind == MT_BLOCK_NONE) {
         errno = EINVAL;         /* the program's bug: no block to resize */
         return NULL;
     }
-    if (mt_region_own(p))
+    if (kind == MT_BLOCK_OWN)
         return realloc_own(p, n);
     if (n == 0) {
         mt_free_sampled(p);     /* what glibc's realloc(p, 0) does */

@@ -101,13 +101,13 @@ MT_HIDDEN int mt_region_reserve(void);
 /* A block of at least n bytes aligned to align (a power of two; 16 at
  * least is given anyway), zeroed if asked; NULL if the region is full or
  * not reserved. own: a block of the profiler itself (marked as such, see
- * mt_region_own), not a sampled one. */
+ * mt_region_kind), not a sampled one. */
 MT_HIDDEN void *mt_region_alloc(size_t n, size_t align, int zero, int own);
-/* Does p (in the region) start a block? (A pointer inside a block has its
- * block's metadata: only pointers that start one may be freed.) */
-MT_HIDDEN int mt_region_starts_block(const void *p);
-/* Is the block at p (in the region) one of the profiler's own? */
-MT_HIDDEN int mt_region_own(const void *p);
+/* What p (in the region) is: the start of a sampled block, of one of the
+ * profiler's own, or neither (a pointer inside a block, or where no block
+ * was cut: only pointers that start one may be freed). */
+enum { MT_BLOCK_NONE, MT_BLOCK_SAMPLED, MT_BLOCK_OWN };
+MT_HIDDEN int mt_region_kind(const void *p);
 /* Usable size of a block of the region. */
 MT_HIDDEN size_t mt_region_usable(const void *p);
 /* The size asked for the block at p (what realloc must copy), and its

@@ -723,7 +723,9 @@ static int tb_append(mt_thread *t, uintptr_t ptr, int64_t now, uint64_t tsc, int
     e->samples = samples;
     e->at = b->ncodes;
     e->n = (uint32_t)n;
-    memcpy(b->s->codes + b->ncodes, codes, n * sizeof *codes);
+    uint64_t *to = b->s->codes + b->ncodes;
+    for (size_t i = 0; i < n; i++)      /* (a few codes: no call of memcpy) */
+        to[i] = codes[i];
     b->ncodes += (uint32_t)n;
     b->n++;
     tb_unlock(&b->m);
