@@ -41,7 +41,11 @@
 #define FASTPATH __attribute__((aligned(64)))
 /* The frame pointer of a SLOW function, where the unwinding of a sample
  * starts (sampled_block): only there, as it makes the function set up a
- * frame pointer, three instructions that the fast paths do without. */
+ * frame pointer, three instructions that the fast paths do without. The
+ * function must still be there while the callee unwinds: it uses the
+ * callee's result before returning, so that the call cannot become a tail
+ * call (which pops the frame first; the callee's pushes then overwrite the
+ * saved frame pointer that the unwinding starts from). */
 #define FRAME __builtin_frame_address(0)
 
 __thread mt_thread mt_self __attribute__((tls_model("initial-exec")));
@@ -366,9 +370,10 @@ EXPORT void *reallocarray(void *p, size_t n, size_t m)
     return realloc(p, bytes);
 }
 
-SLOW static void *aligned_slow(size_t n, size_t align)
+SLOW static void *aligned_slow(size_t align, size_t n)
 {
-    return slow_block(FRAME, n, align, 0);
+    void *p = slow_block(FRAME, n, align < 16 ? 16 : align, 0);
+    return p ? p : next.memalign(align, n);
 }
 
 /* The aligned allocations: align is a power of two (glibc rounds others
@@ -385,11 +390,8 @@ static void *aligned(size_t align, size_t n)
         }
         align = a;
     }
-    if (count(n)) {
-        void *p = aligned_slow(n, align < 16 ? 16 : align);
-        if (p)
-            return p;
-    }
+    if (count(n))
+        return aligned_slow(align, n);
     return next.memalign(align, n);
 }
 

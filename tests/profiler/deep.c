@@ -2,9 +2,13 @@
  * deep.c - stacks for the fast unwinder's check (profiler_test.sh, case
  * unwind_check): a recursion DEPTH frames deep whose frames alternate between a
  * plain function and one with a variable-length array (its CFA is given
- * from the frame pointer), allocating at every level on the way back.
+ * from the frame pointer), allocating at every level on the way back. The
+ * frames with the array allocate through every function of the malloc
+ * family: the unwinding of each starts at the frame of the profiler's
+ * function it reaches, whose saved frame pointer is this frame's.
  *   deep DEPTH ROUNDS
  */
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +36,19 @@ __attribute__((noinline)) static long vla_level(int depth, int width)
     char *p = malloc(200);
     sink = p;
     free(p);
+    void *q = NULL;
+    if (posix_memalign(&q, 64, 100) == 0)
+        sink = q;
+    free(q);
+    sink = q = aligned_alloc(64, 128);
+    free(q);
+    sink = q = memalign(32, 96);
+    free(q);
+    sink = q = valloc(50);
+    free(q);
+    sink = q = calloc(3, 40);
+    sink = q = realloc(q, 300);
+    free(q);
     return r + buf[depth % width] + 1;
 }
 
