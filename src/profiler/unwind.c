@@ -312,7 +312,8 @@ void mt_unwind_rule_add(uint64_t ra, const mt_cfi_rule *r)
 }
 
 /* Return addresses of the calling thread, innermost first (the first is
- * that of frame's function, or this function's own), found with the rules above, each looked up once
+ * that of frame's function, or this function's own), found with the
+ * rules above, each looked up once
  * in libdw's reading of .eh_frame (mt_unwind_filler) and kept: the
  * registers an x86-64 unwind needs are the stack pointer, the frame
  * pointer and the return address, and the rules of nearly every frame
