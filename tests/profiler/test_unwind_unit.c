@@ -104,13 +104,19 @@ __attribute__((noinline)) static size_t unwind_here(int fast, uint64_t *codes, s
     return n;
 }
 
-__attribute__((noinline)) static int recurse_and_compare(int depth, size_t *frames)
+/* depth frames of recursion, then leaf (a stack to unwind) */
+__attribute__((noinline)) static int recurse(int depth, int (*leaf)(size_t *), size_t *frames)
 {
     if (depth > 0) {
-        int r = recurse_and_compare(depth - 1, frames);
+        int r = recurse(depth - 1, leaf, frames);
         __asm__ volatile("" ::: "memory");
         return r;
     }
+    return leaf(frames);
+}
+
+__attribute__((noinline)) static int compare_here(size_t *frames)
+{
     uint64_t a[64], b[64];
     size_t na = unwind_here(1, a, 64), nb = unwind_here(0, b, 64);
     *frames = na;
@@ -131,13 +137,8 @@ __attribute__((noinline)) static void from_inner(const void *frame, uint64_t *a,
     __asm__ volatile("" ::: "memory");
 }
 
-__attribute__((noinline)) static int from_outer(int depth, size_t *frames)
+__attribute__((noinline)) static int from_outer(size_t *frames)
 {
-    if (depth > 0) {
-        int r = from_outer(depth - 1, frames);
-        __asm__ volatile("" ::: "memory");
-        return r;
-    }
     uint64_t a[64], b[64];
     size_t na = 0, nb = 0;
     from_inner(__builtin_frame_address(0), a, &na, b, &nb);
@@ -153,11 +154,11 @@ static void test_fast(void)
     int before = fails;
     mt_unwind_filler = test_fill;
     size_t frames = 0;
-    int same = recurse_and_compare(10, &frames);
+    int same = recurse(10, compare_here, &frames);
     CHECK(same && frames >= 12, "fast unwinder against unw_step: %s, %zu frames",
           same ? "same" : "different", frames);
     size_t outer_frames = 0;
-    same = from_outer(6, &outer_frames);
+    same = recurse(6, from_outer, &outer_frames);
     CHECK(same, "fast unwinder from an outer frame: %s, %zu frames",
           same ? "same codes" : "other codes", outer_frames);
     mt_cfi_rule end = {0, 0, 0, MT_CFI_END};
