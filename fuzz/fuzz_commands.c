@@ -35,7 +35,6 @@
  */
 #include <memtrace/memtrace.h>
 
-#include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -46,6 +45,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "domain_writers.h"     /* (tests/cli) */
 #include "odd_locations.h"      /* (tests/cli) */
 
 #define MAX_EVENTS 3000
@@ -159,49 +159,13 @@ static unsigned u8(input *g)
     return g->pos < g->n ? g->p[g->pos++] : 0;
 }
 
-typedef struct buf {
-    uint8_t *p;
-    size_t n, cap;
-} buf;
-
-/* One domain's writer's sink: the shared buffer; drop: its first packet
- * (its trace info: the first writer's is the file's) is left out. */
-typedef struct sink {
-    buf *b;
-    int drop;
-} sink;
-
-static int to_buf(void *ctx, const void *data, size_t len)
-{
-    sink *k = ctx;
-    buf *b = k->b;
-    if (k->drop) {
-        k->drop = 0;
-        return 0;
-    }
-    if (b->cap - b->n < len) {
-        size_t cap = b->cap ? b->cap : 65536;
-        while (cap - b->n < len)
-            cap *= 2;
-        uint8_t *q = realloc(b->p, cap);
-        if (!q)
-            return ENOMEM;
-        b->p = q;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->n, data, len);
-    b->n += len;
-    return 0;
-}
-
-/* Run the program in g against the writer; the trace goes to b. Returns
- * the trace's format version; *flushed is set if the program flushed (then
- * its packets end where a copy's do not), *ndom to the number of domains.
- * A v003 trace has one to three domains, each with a writer of its own (as
- * tests/cli/gen_odd.c makes them): every writer writes to b, the domain last
- * used is flushed before another is (spec 8.10), and they share object ids
- * (each writer's start at 0). */
-static int gen(input *g, buf *b, int *flushed, int *ndom)
+/* Run the program in g against the writer; the trace goes to trace_fd
+ * (emptied first). Returns the trace's format version; *flushed is set if
+ * the program flushed (then its packets end where a copy's do not), *ndom
+ * to the number of domains. A v003 trace has one to three domains, each
+ * with a writer of its own (domain_writers.h, as tests/cli/gen_odd.c makes
+ * them); they share object ids (each writer's start at 0). */
+static int gen(input *g, int *flushed, int *ndom)
 {
     static const double rates[4] = {1.0, 1e-4, 0.5, 1e-9};
     static const int64_t lengths[9] = {0, 1, 2, 16, 17, 256, (int64_t)1 << 60,
@@ -221,21 +185,19 @@ static int gen(input *g, buf *b, int *flushed, int *ndom)
     info.context = h & 32 ? "ctx \"q\"" : NULL;
     info.pid = 42;
     info.start_time = 1000000;
-    mt_writer *ws[3];
-    sink sinks[3];
-    int64_t next_ids[3] = {0, 0, 0};
-    for (int d = 0; d < nd; d++) {
-        mt_writer_options opt;
-        memset(&opt, 0, sizeof opt);
-        opt.format_version = version;
-        opt.domain = nd > 1 ? d : (int)(h >> 6);
-        opt.no_fork_check = 1;
-        sinks[d].b = b;
-        sinks[d].drop = d > 0;
-        char err[256];
-        if (mt_writer_open_sink(&ws[d], to_buf, &sinks[d], &info, &opt, err, sizeof err))
-            die("writer: %s", err);
-    }
+    mt_writer *ws[DW_MAX];
+    dw_sink sinks[DW_MAX];
+    int64_t next_ids[DW_MAX] = {0, 0, 0};
+    mt_writer_options opt;
+    memset(&opt, 0, sizeof opt);
+    opt.format_version = version;
+    opt.domain = nd > 1 ? 0 : (int)(h >> 6);
+    opt.no_fork_check = 1;
+    char err[256];
+    if (ftruncate(trace_fd, 0) != 0 || lseek(trace_fd, 0, SEEK_SET) != 0)
+        die("cannot empty the trace's memory file");
+    if (dw_open(ws, sinks, nd, trace_fd, &info, &opt, err, sizeof err))
+        die("writer: %s", err);
     int d = 0;
     mt_writer *w = ws[0];
     int64_t next_id = 0;
@@ -320,15 +282,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const char *const *line = commands[data[0] % NCOMMANDS];
     unsigned flags = data[1];
     int generated = flags & 1, version = 2, flushed = 0, ndom = 1;
-    buf b = {0};
+    uint8_t *trace = NULL;      /* a generated trace's bytes */
+    size_t trace_n = 0;
     if (generated) {
         input g = {data + 2, size - 2, 0};
-        version = gen(&g, &b, &flushed, &ndom);
-        put_file(trace_fd, b.p, b.n);
+        version = gen(&g, &flushed, &ndom);
+        trace = get_file(trace_fd, &trace_n);
         const char *save = getenv("MT_FUZZ_SAVE");   /* for a look at it */
         FILE *f = save ? fopen(save, "wb") : NULL;
         if (f) {
-            fwrite(b.p, 1, b.n, f);
+            fwrite(trace, 1, trace_n, f);
             fclose(f);
         }
     } else {
@@ -368,13 +331,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (strcmp(line[0], "copy") == 0 && !flushed && ndom == 1) {
             size_t n;
             uint8_t *copy = get_file(out_fd, &n);
-            if (n != b.n || memcmp(copy, b.p, n) != 0)
-                die("memtrace copy changed a well-formed trace (%zu bytes in, %zu out)", b.n, n);
+            if (n != trace_n || memcmp(copy, trace, n) != 0)
+                die("memtrace copy changed a well-formed trace (%zu bytes in, %zu out)",
+                    trace_n, n);
             free(copy);
         }
     } else if (status != 0 && status != 1) {
         die("memtrace %s exited %d", line[0], status);
     }
-    free(b.p);
+    free(trace);
     return 0;
 }

@@ -12,7 +12,6 @@
  * events. The analysis commands must cope with all of it.
  * Prints "events N allocs A domains D" (what was written) on stdout.
  */
-#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +20,7 @@
 
 #include <memtrace/memtrace.h>
 
+#include "domain_writers.h"
 #include "odd_locations.h"
 
 static uint64_t state;
@@ -31,30 +31,6 @@ static uint64_t rnd(void)      /* xorshift64 */
     state ^= state >> 7;
     state ^= state << 17;
     return state;
-}
-
-/* Where each domain's writer writes: the one file. drop: the writer's
- * first packet (its trace info; the first writer's is the file's) is left
- * out. */
-typedef struct sink {
-    int fd, drop;
-} sink;
-
-static int write_all(void *ctx, const void *buf, size_t len)
-{
-    sink *k = ctx;
-    if (k->drop) {
-        k->drop = 0;
-        return 0;
-    }
-    for (const char *p = buf; len;) {
-        ssize_t n = write(k->fd, p, len);
-        if (n < 0)
-            return errno;
-        p += n;
-        len -= (size_t)n;
-    }
-    return 0;
 }
 
 int main(int argc, char **argv)
@@ -85,21 +61,16 @@ int main(int argc, char **argv)
      * writer's ids start at 0, so domains share ids */
     int version = rnd() % 2 ? 3 : 2;
     int ndom = version == 3 && rnd() % 2 ? 2 + (int)(rnd() % 2) : 1;
-    mt_writer *w[3];
-    sink sinks[3];
-    int64_t next_id[3] = {0, 0, 0};
-    for (int d = 0; d < ndom; d++) {
-        mt_writer_options opt;
-        memset(&opt, 0, sizeof opt);
-        opt.format_version = version;
-        opt.domain = d;
-        sinks[d].fd = fd;
-        sinks[d].drop = d > 0;
-        char err[256];
-        if (mt_writer_open_sink(&w[d], write_all, &sinks[d], &info, &opt, err, sizeof err)) {
-            fprintf(stderr, "gen_odd: %s\n", err);
-            return 1;
-        }
+    mt_writer *w[DW_MAX];
+    dw_sink sinks[DW_MAX];
+    int64_t next_id[DW_MAX] = {0, 0, 0};
+    mt_writer_options opt;
+    memset(&opt, 0, sizeof opt);
+    opt.format_version = version;
+    char err[256];
+    if (dw_open(w, sinks, ndom, fd, &info, &opt, err, sizeof err)) {
+        fprintf(stderr, "gen_odd: %s\n", err);
+        return 1;
     }
     static const int64_t lengths[] = {0, 1, 3, 100, (int64_t)1 << 40, -5, 7};
     static const int64_t samples[] = {1, 1, 2, 0, 1000000, -3, 1};
