@@ -109,10 +109,11 @@ static void find_new(void)
     }
 }
 
-static int in_new(uint64_t pc)
+/* Is pc in one of operator new's ranges? Out of line, and called only for
+ * a pc within their bounds: inlined into mt_unwind_keep, its loop over the
+ * ranges made every sample load all sixteen of them first. */
+static __attribute__((noinline)) int in_new(uint64_t pc)
 {
-    if (pc < new_min || pc > new_max)      /* (a return address may be the end) */
-        return 0;
     for (int i = 0; i < n_new; i++)
         if (pc > new_lo[i] && pc <= new_hi[i])
             return 1;
@@ -441,20 +442,27 @@ size_t mt_unwind_gcc(uint64_t *codes, size_t max)
 
 size_t mt_unwind_keep(uint64_t *codes, size_t n)
 {
+    /* Bounds in locals (the stores to codes would make the compiler reload
+     * globals of their type); c - lo < span is lo <= c < lo + span. The
+     * bounds of operator new's ranges are inclusive: a return address may
+     * be a range's end. */
+    const uint64_t lo = mt_self_lo, self = mt_self_hi - mt_self_lo;
+    const uint64_t nlo = new_min, nspan = new_max - new_min;
     size_t skip = 0;
-    while (skip < n && codes[skip] >= mt_self_lo && codes[skip] < mt_self_hi)
+    while (skip < n && codes[skip] - lo < self)
         skip++;
-    while (skip < n && in_new(codes[skip]))
+    while (skip < n && codes[skip] - nlo <= nspan && in_new(codes[skip]))
         skip++;
     /* Frames of ours further out are wrappers the program called (our
      * pthread_create, whose glibc namesake allocates the thread's TLS; our
      * dlclose, while a library's destructors run): the program called
-     * glibc's function, which is the next frame. */
+     * glibc's function, which is the next frame. Codes are 2 .. 2^48 - 1. */
     size_t out = 0;
     uint64_t gen = __atomic_load_n(&mt_code_gen, __ATOMIC_RELAXED);
-    for (size_t i = skip; i < n; i++)
-        if (codes[i] > 1 && codes[i] < ((uint64_t)1 << MT_CODE_ADDR_BITS) &&
-            (codes[i] < mt_self_lo || codes[i] >= mt_self_hi))
-            codes[out++] = codes[i] | gen;
+    for (size_t i = skip; i < n; i++) {
+        uint64_t c = codes[i];
+        if (c - 2 < ((uint64_t)1 << MT_CODE_ADDR_BITS) - 2 && c - lo >= self)
+            codes[out++] = c | gen;
+    }
     return out;
 }
