@@ -399,10 +399,11 @@ static int next_packet(mt_reader *r)
 
 /* ---- events ----------------------------------------------------------- */
 
-static int read_location(mt_reader *r, const uint8_t **pp)
+/* The body of a location event at *pp; off: the event's offset, which its
+ * errors name. */
+static int read_location(mt_reader *r, const uint8_t **pp, uint64_t off)
 {
     const uint8_t *p = *pp, *end = r->pend;
-    uint64_t off = off_of(r, p);
     if (end - p < 9)
         return fail(r, MT_ERR_TRUNCATED, off,
                     "malformed trace: location event runs past its packet");
@@ -557,7 +558,7 @@ static int next_slow(mt_reader *r, mt_event *ev)
             ev->backtrace_len = 0;
             return 0;
         } else if (code == MT_EV_LOCATION) {
-            if (read_location(r, &q))
+            if (read_location(r, &q, off))
                 return r->status;
             r->p = q;
             continue;

@@ -4,12 +4,19 @@
  * a packet smaller than its header, a complete packet larger than the
  * format's 32 KiB maximum (an error) versus one cut by the end of the file
  * (skipped and reported as truncated, with its offset), a negative common
- * prefix, sticky errors with messages that name the offset; and on the
- * writer side a failing location callback, code 0 in a callstack, a promote
- * of an id not yet allocated, and events after mt_writer_finish; NULL
- * arguments to the reader's event calls.
+ * prefix, sticky errors with messages that name the offset; a trace_info
+ * event whose time is not its packet's or that is cut short; an event
+ * whose time goes back, a long alloc of source 3, codewords, a collect's
+ * delta or a location event cut by the packet's end, a code defined twice
+ * differently, and a cache verifier that disagrees (v2 and v3), each
+ * checked for status, message, offset and the events delivered before it,
+ * by mt_reader_next and mt_reader_scan alike; and on the writer side a
+ * failing location callback, code 0 in a callstack, a promote of an id not
+ * yet allocated, and events after mt_writer_finish; NULL arguments to the
+ * reader's event calls.
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,12 +42,24 @@ static void on_diag(void *ctx, mt_diag_kind kind, uint64_t offset, const char *m
     (void)msg;
 }
 
-/* Read a copy of b at its exact size: final status, events, last message. */
-static int read_all(const tbuf *b, int *nevents, diag_log *d, char *msg, size_t msgsz)
+static int count_event(void *ctx, const mt_event *ev)
+{
+    (void)ev;
+    ++*(int *)ctx;
+    return 0;
+}
+
+/* Read a copy of b at its exact size, with backtraces decoded or skipped:
+ * final status, events, last message. The same copy is also read by
+ * mt_reader_scan, which must stop with the same status after as many
+ * events. */
+static int read_all_opt(const tbuf *b, int skip, int *nevents, diag_log *d, char *msg,
+                        size_t msgsz)
 {
     uint8_t *copy = malloc(b->len);
     memcpy(copy, b->p, b->len);
     mt_reader_options opt = {0};
+    opt.skip_backtraces = skip;
     opt.diag = on_diag;
     opt.diag_ctx = d;
     mt_reader *r = mt_reader_create(&opt);
@@ -53,9 +72,43 @@ static int read_all(const tbuf *b, int *nevents, diag_log *d, char *msg, size_t 
         CHECK_EQ(mt_reader_next(r, &ev), st);          /* errors are sticky */
     snprintf(msg, msgsz, "%s", mt_reader_error(r));
     mt_reader_close(r);
+
+    diag_log d2 = {0};
+    opt.diag_ctx = &d2;
+    r = mt_reader_create(&opt);
+    int st2 = mt_reader_open_memory(r, copy, b->len), n2 = 0;
+    if (st2 == MT_OK)
+        st2 = mt_reader_scan(r, count_event, &n2);
+    CHECK_EQ(st2, st);
+    CHECK_EQ(n2, n);
+    CHECK_EQ(d2.n, d->n);
+    CHECK(strcmp(mt_reader_error(r), msg) == 0);
+    mt_reader_close(r);
     free(copy);
     *nevents = n;
     return st;
+}
+
+static int read_all(const tbuf *b, int *nevents, diag_log *d, char *msg, size_t msgsz)
+{
+    return read_all_opt(b, 0, nevents, d, msg, msgsz);
+}
+
+/* Check a failed read: status st after n events, the message naming the
+ * offset first ("offset N: ...") and containing what. */
+static void expect_error(const tbuf *b, int skip, int st, int n, size_t offset,
+                         const char *what)
+{
+    int got_n;
+    diag_log d = {0};
+    char msg[512], want[64];
+    CHECK_EQ(read_all_opt(b, skip, &got_n, &d, msg, sizeof msg), st);
+    CHECK_EQ(got_n, n);
+    snprintf(want, sizeof want, "offset %zu: ", offset);
+    if (strstr(msg, want) != msg || !strstr(msg, what)) {
+        fprintf(stderr, "message: %s\nwanted: %s... %s\n", msg, want, what);
+        CHECK(0);
+    }
 }
 
 /* One events packet holding one collect of id 0 after one short alloc with
@@ -139,6 +192,180 @@ static void test_negative_prefix(void)
     free(b.p);
 }
 
+/* ---- malformed trace_info and events (no corpus file has these) -------- */
+
+#define HDR 66                      /* a v2 packet header */
+
+/* The trace_info packet up to its strings: event word, rate, word size. */
+static void info_start(tbuf *b, uint64_t event_time)
+{
+    tb_begin(b, T0, T0, PID, 0, 0);
+    tb_word(b, 0, event_time);
+    double rate = 1e-4;
+    uint64_t bits;
+    memcpy(&bits, &rate, 8);
+    tb_le(b, bits, 8);
+    tb_le(b, 64, 1);
+}
+
+static void test_bad_info(void)
+{
+    /* its event's time is not the packet's */
+    tbuf b = {0};
+    info_start(&b, T0 + 5);
+    tb_str(&b, "exe");
+    tb_str(&b, "host");
+    tb_str(&b, "");
+    tb_le(&b, PID, 8);
+    tb_str(&b, "");
+    tb_end(&b);
+    expect_error(&b, 0, MT_ERR_FORMAT, 0, HDR, "malformed trace: trace info packet time");
+    free(b.p);
+
+    /* cut before the word size */
+    memset(&b, 0, sizeof b);
+    tb_begin(&b, T0, T0, PID, 0, 0);
+    tb_word(&b, 0, T0);
+    tb_le(&b, 0, 8);
+    tb_end(&b);
+    expect_error(&b, 0, MT_ERR_TRUNCATED, 0, HDR, "trace info event is cut short");
+    free(b.p);
+
+    /* cut in the strings, then before the pid */
+    for (int cut = 0; cut < 2; cut++) {
+        memset(&b, 0, sizeof b);
+        info_start(&b, T0);
+        tb_str(&b, "exe");
+        tb_str(&b, "host");
+        if (cut == 0) {
+            tb_bytes(&b, "params", 6);          /* no NUL */
+        } else {
+            tb_str(&b, "");
+            tb_le(&b, PID, 4);
+        }
+        tb_end(&b);
+        expect_error(&b, 0, MT_ERR_TRUNCATED, 0, HDR, "trace info event is cut short");
+        free(b.p);
+    }
+}
+
+/* A trace whose one events packet, [T0, T0 + 10], holds a short alloc with
+ * no codewords at T0 + 5 and then what the caller adds; *at: where the
+ * caller's first byte goes. */
+static void events_start(tbuf *b, uint64_t id_end, size_t *at)
+{
+    tb_info(b, T0, PID);
+    tb_begin(b, T0, T0 + 10, PID, 0, id_end);
+    tb_word(b, 101, T0 + 5);
+    tb_le(b, 0, 1);
+    tb_le(b, 0, 1);
+    *at = b->len;
+}
+
+static void test_bad_events(void)
+{
+    size_t at;
+    tbuf b = {0};
+
+    /* time going back inside a packet */
+    events_start(&b, 1, &at);
+    tb_word(&b, 4, T0 + 3);
+    tb_le(&b, 0, 1);
+    tb_end(&b);
+    expect_error(&b, 0, MT_ERR_FORMAT, 1, at, "malformed trace: monotone timestamps");
+    free(b.p);
+
+    /* a long alloc with source 3 */
+    memset(&b, 0, sizeof b);
+    events_start(&b, 2, &at);
+    tb_word(&b, 2, T0 + 6);
+    tb_le(&b, 1, 1);                /* length */
+    tb_le(&b, 1, 1);                /* nsamples */
+    tb_le(&b, 3, 1);                /* source */
+    tb_le(&b, 0, 1);                /* common prefix */
+    tb_le(&b, 0, 2);                /* no codewords */
+    tb_end(&b);
+    expect_error(&b, 0, MT_ERR_FORMAT, 1, at, "malformed trace: source");
+    free(b.p);
+
+    /* codewords past the packet's end, decoded or skipped */
+    for (int skip = 0; skip < 2; skip++) {
+        memset(&b, 0, sizeof b);
+        events_start(&b, 2, &at);
+        tb_word(&b, 101, T0 + 6);
+        tb_le(&b, 0, 1);
+        tb_le(&b, 3, 1);            /* three codewords ... */
+        tb_le(&b, 0, 2);            /* ... one there */
+        tb_end(&b);
+        expect_error(&b, skip, MT_ERR_TRUNCATED, 1, at,
+                     "malformed trace: backtrace runs past its packet");
+        free(b.p);
+    }
+
+    /* a collect whose delta is cut by the packet's end (a 3-byte vint of
+     * which one byte is there) */
+    memset(&b, 0, sizeof b);
+    events_start(&b, 1, &at);
+    tb_word(&b, 4, T0 + 6);
+    tb_le(&b, 253, 1);
+    tb_le(&b, 0, 1);
+    tb_end(&b);
+    expect_error(&b, 0, MT_ERR_TRUNCATED, 1, at, "malformed trace: event runs past its packet");
+    free(b.p);
+
+    /* a location event cut by the packet's end */
+    memset(&b, 0, sizeof b);
+    events_start(&b, 1, &at);
+    tb_word(&b, 1, T0 + 6);
+    tb_le(&b, 0x1234, 5);
+    tb_end(&b);
+    expect_error(&b, 0, MT_ERR_TRUNCATED, 1, at,
+                 "malformed trace: location event runs past its packet");
+    free(b.p);
+
+    /* a code defined twice, first with no location, then with one */
+    memset(&b, 0, sizeof b);
+    events_start(&b, 1, &at);
+    tb_word(&b, 1, T0 + 6);
+    tb_le(&b, 0x1234, 8);
+    tb_le(&b, 0, 1);
+    size_t second = b.len;
+    tb_word(&b, 1, T0 + 6);
+    tb_le(&b, 0x1234, 8);
+    tb_le(&b, 1, 1);
+    uint64_t packed = 5 | (uint64_t)31 << 38 | (uint64_t)31 << 43;  /* line 5, */
+    tb_le(&b, packed & 0xFFFFFFFFu, 4);                            /* new names */
+    tb_le(&b, packed >> 32, 2);
+    tb_str(&b, "a.c");
+    tb_str(&b, "f");
+    tb_end(&b);
+    expect_error(&b, 0, MT_ERR_FORMAT, 1, second, "malformed trace: consistent location info");
+    free(b.p);
+}
+
+/* A second events packet whose cache verifier disagrees with the cache:
+ * an error when backtraces are decoded, not checked when they are skipped. */
+static void test_bad_verifier(void)
+{
+    tbuf b = {0};
+    base_trace(&b);
+    size_t at = b.len;
+    tb_begin(&b, T0 + 10, T0 + 20, PID, 1, 2);
+    tb_set_le(&b, at + 38, 5, 2);           /* verify_ix 5 */
+    tb_set_le(&b, at + 40, 1, 2);           /* next[5] = 1: it is 0 */
+    tb_word(&b, 101, T0 + 11);
+    tb_le(&b, 0, 1);
+    tb_le(&b, 0, 1);
+    tb_end(&b);
+    expect_error(&b, 0, MT_ERR_FORMAT, 2, at, "malformed trace: cache verification");
+    int n;
+    diag_log d = {0};
+    char msg[512];
+    CHECK_EQ(read_all_opt(&b, 1, &n, &d, msg, sizeof msg), MT_EOF);
+    CHECK_EQ(n, 3);
+    free(b.p);
+}
+
 /* ---- writer ------------------------------------------------------------ */
 
 static const mt_location loc = {"f.c", "f", 1, 2, 3};
@@ -161,7 +388,7 @@ static int locate_fail(void *ctx, uint64_t code, const mt_location **l, size_t *
     return -1;
 }
 
-static mt_writer *open_writer(msink *s)
+static mt_writer *open_writer_v(msink *s, int version)
 {
     mt_trace_info info = {0};
     info.sample_rate = 1e-3;
@@ -169,10 +396,56 @@ static mt_writer *open_writer(msink *s)
     info.executable_name = info.host_name = info.runtime_params = "";
     info.pid = PID;
     info.start_time = (int64_t)T0;
+    mt_writer_options opt = {0};
+    opt.format_version = version;
     mt_writer *w = NULL;
     char err[256];
-    CHECK_EQ(mt_writer_open_sink(&w, msink_fn, s, &info, NULL, err, sizeof err), MT_OK);
+    CHECK_EQ(mt_writer_open_sink(&w, msink_fn, s, &info, &opt, err, sizeof err), MT_OK);
     return w;
+}
+
+static mt_writer *open_writer(msink *s)
+{
+    return open_writer_v(s, 2);
+}
+
+/* v3 checks a packet's verifier against its domain's cache before its
+ * first event (v2 in every header: test_bad_verifier). A trace of two
+ * events packets, each with an allocation, by the writer; the second's
+ * verifier then damaged. */
+static void test_bad_verifier_v3(void)
+{
+    msink s = {0};
+    s.fail_after = -1;
+    mt_writer *w = open_writer_v(&s, 3);
+    const uint64_t cs[2] = {0x1000, 0x2000};
+    for (int k = 0; k < 2; k++) {
+        CHECK_EQ(mt_writer_alloc(w, (int64_t)T0 + 1 + k, 2, 1, MT_SOURCE_MINOR, cs, 2,
+                                 locate_ok, NULL, NULL), MT_OK);
+        CHECK_EQ(mt_writer_flush(w), MT_OK);
+    }
+    CHECK_EQ(mt_writer_close(w), MT_OK);
+    pkt_t pk[16];
+    int np = walk_packets(s.p, s.len, pk, 16), bad = -1;
+    for (int i = 0; i < np && bad < 0; i++)
+        if (pk[i].version == 3 && pk[i].vix != 0xFFFF)
+            bad = i;
+    CHECK(bad > 0);
+    if (bad <= 0) {
+        free(s.p);
+        return;
+    }
+    tbuf b = {s.p, s.len, s.cap, 0};
+    int n;
+    diag_log d = {0};
+    char msg[512];
+    CHECK_EQ(read_all(&b, &n, &d, msg, sizeof msg), MT_EOF);   /* as written */
+    CHECK_EQ(n, 2);
+    b.p[pk[bad].off + 42] ^= 1;                                 /* its pred */
+    expect_error(&b, 0, MT_ERR_FORMAT, 1, pk[bad].off, "malformed trace: cache verification");
+    CHECK_EQ(read_all_opt(&b, 1, &n, &d, msg, sizeof msg), MT_EOF);
+    CHECK_EQ(n, 2);
+    free(s.p);
 }
 
 static void test_writer_errors(void)
@@ -259,6 +532,10 @@ int main(void)
     test_small_packet();
     test_oversized_packet();
     test_negative_prefix();
+    test_bad_info();
+    test_bad_events();
+    test_bad_verifier();
+    test_bad_verifier_v3();
     test_writer_errors();
     test_reader_args();
     return CHECK_DONE();
