@@ -11,7 +11,9 @@
  * promote/collect deltas (A.4: promote of id 0 with next_id 11 -> 0a) and
  * rejection of ids >= next_id; the short/long alloc form choice of spec 7.2
  * and the A.4 byte sequences; a sink failing with ENOSPC (MT_ERR_IO, sticky,
- * with a message, nothing more written); and fork detection (the child's
+ * with a message, nothing more written); a file that stops growing (the
+ * error names the offset, the file is cut back to its last whole packet
+ * and reads back); and fork detection (the child's
  * flush returns MT_ERR_PID_CHANGED and writes nothing into the shared pipe);
  * an allocation with an empty (NULL, 0) callstack; random callstacks written
  * and read back with their common prefixes. Sections can be run on
@@ -22,6 +24,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -587,6 +592,68 @@ static void test_enospc(void)
     free(s.p);
 }
 
+/* A file that stops growing (RLIMIT_FSIZE with SIGXFSZ ignored: write()
+ * writes what fits, then fails with EFBIG): the writer reports MT_ERR_IO
+ * naming the offset of the packet it could not write, cuts the file back
+ * to there, and the file reads back as a valid trace of every packet
+ * written before. */
+static void test_file_limit(void)
+{
+    char path[] = "/tmp/mt_test_fsizeXXXXXX";
+    int fd = mkstemp(path);
+    if (fd < 0) {
+        CHECK_FAIL_("mkstemp: %s", strerror(errno));
+        return;
+    }
+    unlink(path);
+    struct rlimit old, lim;
+    struct sigaction ign, old_sa;
+    memset(&ign, 0, sizeof ign);
+    ign.sa_handler = SIG_IGN;
+    CHECK_EQ(getrlimit(RLIMIT_FSIZE, &old), 0);
+    lim = old;
+    lim.rlim_cur = 100000;                  /* three whole packets and a bit */
+    CHECK_EQ(sigaction(SIGXFSZ, &ign, &old_sa), 0);
+    CHECK_EQ(setrlimit(RLIMIT_FSIZE, &lim), 0);
+
+    mt_trace_info info = make_info(NULL);
+    mt_writer *w = NULL;
+    char err[200] = "";
+    CHECK_EQ(mt_writer_open_fd(&w, fd, &info, NULL, err, sizeof err), MT_OK);
+    int st = MT_OK, i;
+    for (i = 0; i < 100000 && st == MT_OK; i++)
+        st = alloc_empty(w, T0 + 1);
+    CHECK_EQ(st, MT_ERR_IO);
+    char msg[300];
+    snprintf(msg, sizeof msg, "%s", w ? mt_writer_error(w) : "");
+    CHECK(strstr(msg, strerror(EFBIG)) != NULL);
+    CHECK_EQ(alloc_empty(w, T0 + 1), MT_ERR_IO);            /* sticky */
+    CHECK_EQ(mt_writer_close(w), MT_ERR_IO);
+    CHECK_EQ(setrlimit(RLIMIT_FSIZE, &old), 0);
+    CHECK_EQ(sigaction(SIGXFSZ, &old_sa, NULL), 0);
+
+    struct stat sb;
+    CHECK_EQ(fstat(fd, &sb), 0);
+    size_t len = (size_t)sb.st_size;
+    char want[64];
+    snprintf(want, sizeof want, "write failed at offset %zu: ", len);
+    CHECK(strstr(msg, want) != NULL);
+    CHECK(len > 60000 && len < 100000);
+    msink file = {0};
+    file.p = malloc(len ? len : 1);
+    file.len = len;
+    CHECK_EQ(pread(fd, file.p, len, 0), (ssize_t)len);
+    int np = walk_packets(file.p, len, pk, 64);
+    CHECK(np >= 3);                         /* whole packets, end to end */
+    if (np >= 3) {
+        CHECK_EQ(pk[np - 1].off + pk[np - 1].size, len);
+        CHECK_EQ(read_back(&file), (int)pk[np - 1].id_end);
+        CHECK((int)pk[np - 1].id_end < i);  /* the last packet's events lost */
+    }
+    free(file.p);
+    close(fd);
+}
+
 static void test_fork(void)
 {
     int fds[2];
@@ -777,6 +844,7 @@ static const struct {
     {"promote_collect", test_promote_collect},
     {"forms", test_forms},
     {"enospc", test_enospc},
+    {"file_limit", test_file_limit},
     {"fork", test_fork},
     {"empty_callstack", test_empty_callstack},
     {"random_roundtrip", test_random_roundtrip},
