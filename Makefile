@@ -1,5 +1,6 @@
 # Convenience entry points over CMake (see README.md).
-#   make example   install deps, build, dump the bundled example trace
+#   make example   install deps, build, dump the bundled example trace, profile
+#                  the bundled program (scripts/example.sh)
 #   make test      install deps, build (plain and ASan+UBSan), run all tests;
 #                  then the profiler's tests again in a build by clang
 #   make fuzz      run the reader fuzzer for FUZZ_SECONDS (default 60), then the
@@ -34,7 +35,7 @@ build-clang: deps
 	cmake --build $(CLANG_BUILD) -j $(JOBS)
 
 example: build
-	$(BUILD)/memtrace dump examples/example.ctf
+	scripts/example.sh $(BUILD)
 
 test-plain: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
