@@ -13,7 +13,7 @@
  * by mt_reader_next and mt_reader_scan alike; and on the writer side a
  * failing location callback, code 0 in a callstack, a promote of an id not
  * yet allocated, and events after mt_writer_finish; NULL arguments to the
- * reader's event calls.
+ * reader's event calls; the status codes' names.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -527,6 +527,25 @@ static void test_reader_args(void)
     free(b.p);
 }
 
+/* Every status has its own name, and a code that is none is named unknown. */
+static void test_status_names(void)
+{
+    static const struct {
+        int status;
+        const char *name;
+    } all[] = {{MT_OK, "MT_OK"}, {MT_EOF, "MT_EOF"}, {MT_ERR_FORMAT, "MT_ERR_FORMAT"},
+               {MT_ERR_TRUNCATED, "MT_ERR_TRUNCATED"}, {MT_ERR_IO, "MT_ERR_IO"},
+               {MT_ERR_NOMEM, "MT_ERR_NOMEM"}, {MT_ERR_ARG, "MT_ERR_ARG"},
+               {MT_ERR_LOCATION, "MT_ERR_LOCATION"},
+               {MT_ERR_PID_CHANGED, "MT_ERR_PID_CHANGED"},
+               {MT_ERR_UNSUPPORTED, "MT_ERR_UNSUPPORTED"}};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        CHECK(strcmp(mt_status_name(all[i].status), all[i].name) == 0);
+    CHECK(strcmp(mt_status_name(2), "MT_ERR_UNKNOWN") == 0);
+    CHECK(strcmp(mt_status_name(-9), "MT_ERR_UNKNOWN") == 0);
+    CHECK(strcmp(mt_version(), MT_VERSION_STRING) == 0);
+}
+
 int main(void)
 {
     test_small_packet();
@@ -538,5 +557,6 @@ int main(void)
     test_bad_verifier_v3();
     test_writer_errors();
     test_reader_args();
+    test_status_names();
     return CHECK_DONE();
 }
