@@ -79,16 +79,23 @@ static inline void tb_word(tbuf *b, unsigned code, uint64_t t)
     tb_le(b, (uint64_t)code << 25 | (t & 0x1FFFFFF), 4);
 }
 
-/* The trace_info packet (v2, context "") of a trace started at t0. */
-static inline void tb_info(tbuf *b, uint64_t t0, uint64_t pid)
+/* The trace_info packet's header and its event up to the strings (event
+ * word at event_time, sample rate, word size), of a trace started at t0. */
+static inline void tb_info_head(tbuf *b, uint64_t t0, uint64_t event_time, uint64_t pid)
 {
     tb_begin(b, t0, t0, pid, 0, 0);
-    tb_word(b, 0, t0);
+    tb_word(b, 0, event_time);
     double rate = 1e-4;
     uint64_t bits;
     memcpy(&bits, &rate, 8);
     tb_le(b, bits, 8);
     tb_le(b, 64, 1);
+}
+
+/* The trace_info packet (v2, context "") of a trace started at t0. */
+static inline void tb_info(tbuf *b, uint64_t t0, uint64_t pid)
+{
+    tb_info_head(b, t0, t0, pid);
     tb_str(b, "exe");
     tb_str(b, "host");
     tb_str(b, "");

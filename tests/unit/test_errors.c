@@ -196,23 +196,11 @@ static void test_negative_prefix(void)
 
 #define HDR 66                      /* a v2 packet header */
 
-/* The trace_info packet up to its strings: event word, rate, word size. */
-static void info_start(tbuf *b, uint64_t event_time)
-{
-    tb_begin(b, T0, T0, PID, 0, 0);
-    tb_word(b, 0, event_time);
-    double rate = 1e-4;
-    uint64_t bits;
-    memcpy(&bits, &rate, 8);
-    tb_le(b, bits, 8);
-    tb_le(b, 64, 1);
-}
-
 static void test_bad_info(void)
 {
     /* its event's time is not the packet's */
     tbuf b = {0};
-    info_start(&b, T0 + 5);
+    tb_info_head(&b, T0, T0 + 5, PID);
     tb_str(&b, "exe");
     tb_str(&b, "host");
     tb_str(&b, "");
@@ -234,7 +222,7 @@ static void test_bad_info(void)
     /* cut in the strings, then before the pid */
     for (int cut = 0; cut < 2; cut++) {
         memset(&b, 0, sizeof b);
-        info_start(&b, T0);
+        tb_info_head(&b, T0, T0, PID);
         tb_str(&b, "exe");
         tb_str(&b, "host");
         if (cut == 0) {
@@ -250,97 +238,91 @@ static void test_bad_info(void)
 }
 
 /* A trace whose one events packet, [T0, T0 + 10], holds a short alloc with
- * no codewords at T0 + 5 and then what the caller adds; *at: where the
+ * no codewords at T0 + 5 and then what the caller adds; returns where the
  * caller's first byte goes. */
-static void events_start(tbuf *b, uint64_t id_end, size_t *at)
+static size_t events_start(tbuf *b, uint64_t id_end)
 {
+    memset(b, 0, sizeof *b);
     tb_info(b, T0, PID);
     tb_begin(b, T0, T0 + 10, PID, 0, id_end);
     tb_word(b, 101, T0 + 5);
     tb_le(b, 0, 1);
     tb_le(b, 0, 1);
-    *at = b->len;
+    return b->len;
+}
+
+/* End that packet and expect status st after its first event, with the
+ * message what at offset at; then free the trace. */
+static void events_expect(tbuf *b, int skip, int st, size_t at, const char *what)
+{
+    tb_end(b);
+    expect_error(b, skip, st, 1, at, what);
+    free(b->p);
 }
 
 static void test_bad_events(void)
 {
+    tbuf b;
     size_t at;
-    tbuf b = {0};
 
     /* time going back inside a packet */
-    events_start(&b, 1, &at);
+    at = events_start(&b, 1);
     tb_word(&b, 4, T0 + 3);
     tb_le(&b, 0, 1);
-    tb_end(&b);
-    expect_error(&b, 0, MT_ERR_FORMAT, 1, at, "malformed trace: monotone timestamps");
-    free(b.p);
+    events_expect(&b, 0, MT_ERR_FORMAT, at, "malformed trace: monotone timestamps");
 
     /* a long alloc with source 3 */
-    memset(&b, 0, sizeof b);
-    events_start(&b, 2, &at);
+    at = events_start(&b, 2);
     tb_word(&b, 2, T0 + 6);
     tb_le(&b, 1, 1);                /* length */
     tb_le(&b, 1, 1);                /* nsamples */
     tb_le(&b, 3, 1);                /* source */
     tb_le(&b, 0, 1);                /* common prefix */
     tb_le(&b, 0, 2);                /* no codewords */
-    tb_end(&b);
-    expect_error(&b, 0, MT_ERR_FORMAT, 1, at, "malformed trace: source");
-    free(b.p);
+    events_expect(&b, 0, MT_ERR_FORMAT, at, "malformed trace: source");
 
     /* codewords past the packet's end, decoded or skipped */
     for (int skip = 0; skip < 2; skip++) {
-        memset(&b, 0, sizeof b);
-        events_start(&b, 2, &at);
+        at = events_start(&b, 2);
         tb_word(&b, 101, T0 + 6);
         tb_le(&b, 0, 1);
         tb_le(&b, 3, 1);            /* three codewords ... */
         tb_le(&b, 0, 2);            /* ... one there */
-        tb_end(&b);
-        expect_error(&b, skip, MT_ERR_TRUNCATED, 1, at,
-                     "malformed trace: backtrace runs past its packet");
-        free(b.p);
+        events_expect(&b, skip, MT_ERR_TRUNCATED, at,
+                      "malformed trace: backtrace runs past its packet");
     }
 
     /* a collect whose delta is cut by the packet's end (a 3-byte vint of
      * which one byte is there) */
-    memset(&b, 0, sizeof b);
-    events_start(&b, 1, &at);
+    at = events_start(&b, 1);
     tb_word(&b, 4, T0 + 6);
     tb_le(&b, 253, 1);
     tb_le(&b, 0, 1);
-    tb_end(&b);
-    expect_error(&b, 0, MT_ERR_TRUNCATED, 1, at, "malformed trace: event runs past its packet");
-    free(b.p);
+    events_expect(&b, 0, MT_ERR_TRUNCATED, at, "malformed trace: event runs past its packet");
 
     /* a location event cut by the packet's end */
-    memset(&b, 0, sizeof b);
-    events_start(&b, 1, &at);
+    at = events_start(&b, 1);
     tb_word(&b, 1, T0 + 6);
     tb_le(&b, 0x1234, 5);
-    tb_end(&b);
-    expect_error(&b, 0, MT_ERR_TRUNCATED, 1, at,
-                 "malformed trace: location event runs past its packet");
-    free(b.p);
+    events_expect(&b, 0, MT_ERR_TRUNCATED, at,
+                  "malformed trace: location event runs past its packet");
 
-    /* a code defined twice, first with no location, then with one */
-    memset(&b, 0, sizeof b);
-    events_start(&b, 1, &at);
+    /* a code defined twice, first with no location, then with one (line 5,
+     * its file and function names new) */
+    events_start(&b, 1);
     tb_word(&b, 1, T0 + 6);
     tb_le(&b, 0x1234, 8);
     tb_le(&b, 0, 1);
-    size_t second = b.len;
+    at = b.len;
     tb_word(&b, 1, T0 + 6);
     tb_le(&b, 0x1234, 8);
     tb_le(&b, 1, 1);
-    uint64_t packed = 5 | (uint64_t)31 << 38 | (uint64_t)31 << 43;  /* line 5, */
-    tb_le(&b, packed & 0xFFFFFFFFu, 4);                            /* new names */
+    uint64_t packed = 5 | (uint64_t)31 << 38 | (uint64_t)31 << 43;
+    tb_le(&b, packed & 0xFFFFFFFFu, 4);
     tb_le(&b, packed >> 32, 2);
     tb_str(&b, "a.c");
     tb_str(&b, "f");
-    tb_end(&b);
-    expect_error(&b, 0, MT_ERR_FORMAT, 1, second, "malformed trace: consistent location info");
-    free(b.p);
+    events_expect(&b, 0, MT_ERR_FORMAT, at, "malformed trace: consistent location info");
 }
 
 /* A second events packet whose cache verifier disagrees with the cache:
