@@ -4,7 +4,8 @@
  * glibc (run at rate 1, where every block is sampled, and at lower rates,
  * where the two kinds mix): sizes and contents, malloc_usable_size,
  * alignment of memalign / posix_memalign / aligned_alloc / valloc /
- * pvalloc, many blocks live at once, calloc zeroing reused blocks (large
+ * pvalloc, sizes and alignments they must refuse or round up as glibc
+ * does, many blocks live at once, calloc zeroing reused blocks (large
  * ones kept with their pages or given back), realloc keeping the contents
  * whichever kind the old and new blocks are, blocks freed by other threads
  * and by a forked child. With --all-sampled (run at rate 1), also that the
@@ -108,6 +109,57 @@ static void alignment(void)
     CHECK(pv && ((uintptr_t)pv & (page - 1)) == 0 && malloc_usable_size(pv) >= page, "pvalloc");
     free(v);
     free(pv);
+}
+
+/* Arguments the malloc family must refuse, or fix, as glibc does: sizes
+ * that overflow or cannot be had, alignments that are not powers of two
+ * (memalign rounds them up, posix_memalign refuses them). At rate 1 every
+ * one of these calls takes the sampled path. (Called through volatile
+ * pointers: a compiler may fold a failure it can see, or drop a block
+ * nothing reads.) */
+static void bad_arguments(void)
+{
+    void *(*volatile malloc_fn)(size_t) = malloc;
+    void *(*volatile realloc_fn)(void *, size_t) = realloc;
+    void *(*volatile reallocarray_fn)(void *, size_t, size_t) = reallocarray;
+    void *(*volatile memalign_fn)(size_t, size_t) = memalign;
+    void *(*volatile pvalloc_fn)(size_t) = pvalloc;
+    int (*volatile posix_memalign_fn)(void **, size_t, size_t) = posix_memalign;
+    /* (quarter * 4 wraps around to 4) */
+    volatile size_t huge = SIZE_MAX - 4096, half = SIZE_MAX / 2, quarter = SIZE_MAX / 4 + 2;
+
+    errno = 0;
+    CHECK(malloc_fn(huge) == NULL && errno == ENOMEM, "malloc of SIZE_MAX - 4096");
+    unsigned char *p = malloc(100);
+    CHECK(p, "malloc(100)");
+    if (p) {
+        fill(p, 100, 9);
+        errno = 0;
+        CHECK(realloc_fn(p, huge) == NULL && errno == ENOMEM, "realloc to SIZE_MAX - 4096");
+        CHECK(holds(p, 100, 9), "a failed realloc changed the block");
+        errno = 0;
+        CHECK(reallocarray_fn(p, quarter, 4) == NULL && errno == ENOMEM, "reallocarray overflow");
+        CHECK(holds(p, 100, 9), "a failed reallocarray changed the block");
+        free(p);
+    }
+
+    unsigned char *q = memalign_fn(24, 100);            /* rounded up to 32 */
+    CHECK(q && ((uintptr_t)q & 31) == 0, "memalign(24, 100) = %p", (void *)q);
+    free(q);
+    errno = 0;
+    CHECK(memalign_fn(half + 2, 1) == NULL && errno == EINVAL, "memalign(2^63 + 1)");
+
+    void *r = &r;
+    CHECK(posix_memalign_fn(&r, 24, 100) == EINVAL && r == &r, "posix_memalign(24)");
+    CHECK(posix_memalign_fn(&r, 64, huge) == ENOMEM && r == &r,
+          "posix_memalign(64, SIZE_MAX - 4096)");
+
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    unsigned char *pv = pvalloc_fn(0);      /* (glibc's is smaller than a page) */
+    CHECK(pv && ((uintptr_t)pv & (page - 1)) == 0, "pvalloc(0)");
+    free(pv);
+    errno = 0;
+    CHECK(pvalloc_fn(huge) == NULL && errno == ENOMEM, "pvalloc(SIZE_MAX - 4096)");
 }
 
 static void calloc_zeroes(void)
@@ -381,6 +433,7 @@ int main(int argc, char **argv)
     }
     sizes_and_usable();
     alignment();
+    bad_arguments();
     calloc_zeroes();
     many_live();
     large_reuse();
