@@ -409,12 +409,9 @@ EXPORT int posix_memalign(void **out, size_t align, size_t n)
 {
     if (align < sizeof(void *) || (align & (align - 1)))
         return EINVAL;
-    int saved = errno;
     void *p = aligned(align, n);
-    if (!p) {
-        errno = saved;
-        return ENOMEM;
-    }
+    if (!p)
+        return ENOMEM;          /* (errno is ENOMEM too, as glibc leaves it) */
     *out = p;
     return 0;
 }

@@ -151,7 +151,8 @@ static void bad_arguments(void)
 
     void *r = &r;
     CHECK(posix_memalign_fn(&r, 24, 100) == EINVAL && r == &r, "posix_memalign(24)");
-    CHECK(posix_memalign_fn(&r, 64, huge) == ENOMEM && r == &r,
+    errno = 0;
+    CHECK(posix_memalign_fn(&r, 64, huge) == ENOMEM && r == &r && errno == ENOMEM,
           "posix_memalign(64, SIZE_MAX - 4096)");
 
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
