@@ -79,7 +79,8 @@ void usage_run(FILE *out)
             "disk full), and the program then runs on untraced.\n"
             "\n"
             "Exit status: the program's (128+N if killed by signal N); 2 bad\n"
-            "usage; 1 if the program or the profiler cannot be found or started.\n",
+            "usage; 1 if the program or the profiler cannot be found or started,\n"
+            "or the trace cannot be written where asked (checked first).\n",
             out);
 }
 
@@ -339,6 +340,30 @@ static int sampled_nothing(const char *path, double *every)
     return none;
 }
 
+/* Can a trace be written at path (absolute)? When it names a file
+ * (is_file), that file may exist and must then be writable and not a
+ * directory; its directory must let a file be created either way. 0, or
+ * -1 with errno set. Found out before the program starts: the library
+ * would only say so and run it untraced. */
+static int trace_writable(const char *path, int is_file)
+{
+    char dir[2 * PATH_MAX + 64];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        slash[slash == dir] = 0;        /* "/x" -> "/", "/a/x" -> "/a" */
+    struct stat st;
+    if (is_file && stat(path, &st) == 0) {
+        if (S_ISDIR(st.st_mode)) {
+            errno = EISDIR;
+            return -1;
+        }
+        if (access(path, W_OK) != 0)
+            return -1;
+    }
+    return access(dir, W_OK | X_OK);
+}
+
 int cmd_run(int argc, char **argv)
 {
     const char *output = NULL, *context = NULL;
@@ -442,6 +467,13 @@ int cmd_run(int argc, char **argv)
         snprintf(pattern, sizeof pattern, "%s", output);
     else
         snprintf(pattern, sizeof pattern, "%s/%s", cwd, output);
+    if (trace_writable(pattern, output != NULL) != 0) {
+        if (output)
+            cli_error("run", "cannot write the trace to %s: %s", output, strerror(errno));
+        else
+            cli_error("run", "cannot write a trace in %s: %s", cwd, strerror(errno));
+        return EXIT_DATA;
+    }
 
     fflush(stdout);
     fflush(stderr);

@@ -228,6 +228,16 @@ run_cli)
   [ $rc = 143 ] && ok "killed by SIGTERM: 143" || fail "signal status: $rc"
   "$CLI" run -- no-such-command-xyz > /dev/null 2> s.err; rc=$?
   [ $rc = 1 ] && grep -q "no-such-command-xyz: command not found" s.err && ok "missing command" || { fail "missing command: $rc"; cat s.err; }
+  # a trace that cannot be written where asked: refused before the program
+  # runs (the library alone would run it untraced)
+  "$CLI" run -o /nonexistent-dir/t.ctf -- /bin/touch ran.txt > /dev/null 2> w.err; rc=$?
+  [ $rc = 1 ] && [ ! -e ran.txt ] &&
+    grep -qx "memtrace run: cannot write the trace to /nonexistent-dir/t.ctf: No such file or directory" w.err &&
+    ok "unwritable trace refused first" || { fail "unwritable trace: rc $rc"; cat w.err; }
+  mkdir -p adir
+  "$CLI" run -o adir -- /bin/touch ran.txt > /dev/null 2> w.err; rc=$?
+  [ $rc = 1 ] && [ ! -e ran.txt ] && grep -qx "memtrace run: cannot write the trace to adir: Is a directory" w.err &&
+    ok "a directory as the trace refused" || { fail "directory as trace: rc $rc"; cat w.err; }
   # default name: memtrace.PID.ctf in the current directory, PID = the program's
   "$CLI" run -- /bin/sh -c 'echo $$ > pid.txt' 2> d.err
   pid=$(cat pid.txt)
