@@ -32,6 +32,8 @@ void usage_strip_names(FILE *out)
             "empty backtrace, so OUT holds no location (file or function name) at\n"
             "all. Statistics such as `memtrace info` still work on OUT; reports that\n"
             "need backtraces (flamegraph, hotspots) have nothing to show.\n"
+            "IN may be - for standard input, OUT - for standard output (not a\n"
+            "terminal); OUT must not be IN, even under another name.\n"
             "\n"
             "IN may be any format version; OUT must not be IN, even under another\n"
             "name. A multi-domain v003 trace whose allocation ids are not\n"

@@ -15,13 +15,27 @@
 #include "cli/cli.h"
 #include "util/grow.h"
 
-static int same_file(const char *a, const char *b)
+/* "-": standard input for IN, standard output for OUT. */
+static int is_std(const char *path)
 {
-    if (strcmp(a, b) == 0)
+    return strcmp(path, "-") == 0;
+}
+
+/* stat of IN or OUT (fd: the standard stream "-" stands for). */
+static int stat_path(const char *path, int fd, struct stat *st)
+{
+    return is_std(path) ? fstat(fd, st) : stat(path, st);
+}
+
+/* Are IN and OUT one file (a name, or a standard stream redirected from or
+ * to it)? Writing OUT would then destroy IN as it is read. */
+static int same_file(const char *in, const char *out)
+{
+    if (strcmp(in, out) == 0 && !is_std(in))
         return 1;
     struct stat sa, sb;
-    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
-           sa.st_ino == sb.st_ino;
+    return stat_path(in, STDIN_FILENO, &sa) == 0 && stat_path(out, STDOUT_FILENO, &sb) == 0 &&
+           S_ISREG(sa.st_mode) && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
 static int locate(void *ctx, uint64_t code, const mt_location **locs, size_t *n)
@@ -107,6 +121,9 @@ int cli_rewrite_run(const cli_rewrite_spec *spec)
     if (same_file(spec->in, spec->out))
         return cli_usage_error(spec->cmd, "OUT must not be the input file (%s)",
                                spec->out);
+    if (is_std(spec->out) && isatty(STDOUT_FILENO))
+        return cli_usage_error(spec->cmd, "OUT is - and standard output is a terminal: "
+                               "redirect it to a file or a pipe");
 
     mt_reader_options ropt = {0};
     ropt.skip_backtraces = spec->skip_backtraces;
@@ -116,7 +133,8 @@ int cli_rewrite_run(const cli_rewrite_spec *spec)
         cli_error(spec->cmd, "out of memory");
         return EXIT_DATA;
     }
-    if (mt_reader_open_file(rw.r, spec->in) != MT_OK) {
+    if ((is_std(spec->in) ? mt_reader_open_fd(rw.r, STDIN_FILENO)
+                          : mt_reader_open_file(rw.r, spec->in)) != MT_OK) {
         cli_error(spec->cmd, "%s: %s", spec->in, mt_reader_error(rw.r));
         mt_reader_close(rw.r);
         return EXIT_DATA;
@@ -124,7 +142,8 @@ int cli_rewrite_run(const cli_rewrite_spec *spec)
     mt_trace_info info = *mt_reader_info(rw.r);
     if (spec->edit_info)
         spec->edit_info(&info, spec->ctx);
-    int fd = open(spec->out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int fd = is_std(spec->out) ? STDOUT_FILENO
+                               : open(spec->out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) {
         cli_error(spec->cmd, "cannot create %s: %s", spec->out, strerror(errno));
         mt_reader_close(rw.r);
@@ -147,7 +166,7 @@ int cli_rewrite_run(const cli_rewrite_spec *spec)
         }
         mt_writer_close(rw.w);
     }
-    if (close(fd) != 0 && rc == EXIT_OK) {
+    if (fd != STDOUT_FILENO && close(fd) != 0 && rc == EXIT_OK) {
         cli_error(spec->cmd, "%s: %s", spec->out, strerror(errno));
         rc = EXIT_DATA;
     }

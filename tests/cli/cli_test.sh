@@ -95,6 +95,27 @@ run dump "$INPUT"
 if [ "$RC" -eq 0 ] && [ -s "$T/out" ] && [ ! -s "$T/err" ]; then pass "dump of a valid trace"
 else fail_run "dump of a valid trace: expected exit 0, output, empty stderr"; fi
 
+# "-": standard input and output, the same bytes as with files; not onto
+# the input through a redirection, nor to a terminal.
+"$CLI" copy - "$T/in.ctf" < "$INPUT" 2> "$T/err"; RC=$?
+"$CLI" copy "$INPUT" - > "$T/outstd.ctf" 2>> "$T/err"; RC2=$?
+"$CLI" copy - - < "$INPUT" 2>> "$T/err" | cat > "$T/pipe.ctf"
+if [ "$RC" -eq 0 ] && [ "$RC2" -eq 0 ] && cmp -s "$T/ok.ctf" "$T/in.ctf" &&
+   cmp -s "$T/ok.ctf" "$T/outstd.ctf" && cmp -s "$T/ok.ctf" "$T/pipe.ctf" && [ ! -s "$T/err" ]; then
+  pass "copy with - for IN and OUT: the same bytes"
+else fail_run "copy with -: expected the bytes of the copy to a file"; fi
+cp "$T/ok.ctf" "$T/self.ctf"
+"$CLI" copy - "$T/self.ctf" < "$T/self.ctf" > "$T/out" 2> "$T/err"; RC=$?
+if [ "$RC" -eq 2 ] && cmp -s "$T/ok.ctf" "$T/self.ctf" && grep -q "must not be the input" "$T/err"; then
+  pass "copy - onto the file standard input reads: refused, file intact"
+else fail_run "copy - onto standard input's file: expected exit 2 and the file intact"; fi
+if command -v script > /dev/null; then
+  script -qec "$CLI copy $INPUT -" /dev/null > "$T/out" 2>&1; RC=$?
+  if [ "$RC" -eq 2 ] && grep -q "standard output is a terminal" "$T/out"; then
+    pass "copy to - on a terminal: refused"
+  else fail_run "copy to - on a terminal: expected exit 2 and a message"; fi
+fi
+
 # ... but not to an unwritable one.
 expect_status "copy to /nonexistent-dir/x.ctf" 1 copy "$INPUT" /nonexistent-dir/x.ctf
 mkdir "$T/ro"; chmod 555 "$T/ro"
