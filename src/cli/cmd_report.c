@@ -43,8 +43,8 @@ void usage_report(FILE *out)
             "distinct stacks, not the trace's.\n"
             "\n"
             "Options:\n"
-            "  -o, --output FILE   write to FILE (default: TRACE's name with .html;\n"
-            "                      '-': standard output)\n"
+            "  -o, --output FILE   write to FILE (default: TRACE's name with .html,\n"
+            "                      named on standard error; '-': standard output)\n"
             "  -h, --help          show this help\n"
             "\n");
     mt_filter_help(out);
@@ -118,6 +118,8 @@ int cmd_report(int argc, char **argv)
         int w = cli_write_file("report", outpath, html_write, &job);
         if (w == 0)
             rc = EXIT_OK;
+        if (w == 0 && outbuf)       /* a name the user did not give: say it */
+            fprintf(stderr, "memtrace report: wrote %s\n", outpath);
         else if (w < 0)
             cli_error("report", "%s: invalid location code or out of memory", path);
     }

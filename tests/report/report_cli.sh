@@ -158,6 +158,7 @@ echo "ok   pages are self-contained"
 cp "$T/known.ctf" "$T/named.trace.ctf"
 expect 0 "default output name" report "$T/named.trace.ctf"
 [ -s "$T/named.trace.html" ] || fail "no $T/named.trace.html"
+grep -qx "memtrace report: wrote $T/named.trace.html" "$T/err" || fail "the default output name not said"
 expect 0 "standard output" report "$T/known.ctf" -o -
 grep -q "</html>" "$T/out" || fail "-o -: no page on standard output"
 expect 2 "no TRACE" report
