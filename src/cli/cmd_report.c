@@ -116,12 +116,13 @@ int cmd_report(int argc, char **argv)
     if (rp_profile_run(&p, "report", path, &f) == MT_OK) {
         html_job job = {&p, &f, filters};
         int w = cli_write_file("report", outpath, html_write, &job);
-        if (w == 0)
+        if (w == 0) {
             rc = EXIT_OK;
-        if (w == 0 && outbuf)       /* a name the user did not give: say it */
-            fprintf(stderr, "memtrace report: wrote %s\n", outpath);
-        else if (w < 0)
+            if (outbuf)             /* a name the user did not give: say it */
+                fprintf(stderr, "memtrace report: wrote %s\n", outpath);
+        } else if (w < 0) {
             cli_error("report", "%s: invalid location code or out of memory", path);
+        }
     }
     rp_profile_free(&p);
 out:
