@@ -87,6 +87,10 @@ int mt_filter_active(const mt_filter *f);
 /* Nonzero when the filter uses function names (needs backtraces). */
 int mt_filter_needs_names(const mt_filter *f);
 
+/* Nonzero when --hide names the function (a substring of it): its frames
+ * are left out of backtraces. */
+int mt_filter_hides(const mt_filter *f, const char *function);
+
 /* ---- scan engine -------------------------------------------------------- */
 
 /* A distinct backtrace, interned. site is the innermost location that is

@@ -222,6 +222,14 @@ int mt_filter_needs_names(const mt_filter *f)
     return f->nin || f->nnot_in || f->nhide;
 }
 
+int mt_filter_hides(const mt_filter *f, const char *function)
+{
+    for (size_t i = 0; i < f->nhide; i++)
+        if (strstr(function, f->hide[i]))
+            return 1;
+    return 0;
+}
+
 int64_t mt_filter_live_at(const mt_filter *f, int64_t peak_time)
 {
     switch (f->live_mode) {

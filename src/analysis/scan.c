@@ -397,14 +397,6 @@ typedef struct scan_priv {
     scan_back b;
 } scan_priv;
 
-static int hidden(const mt_filter *f, const char *fn)
-{
-    for (size_t i = 0; i < f->nhide; i++)
-        if (strstr(fn, f->hide[i]))
-            return 1;
-    return 0;
-}
-
 /* The index in p->codes of a code's cached facts; -1 with s->err set when
  * the code is undefined. (An index, not a pointer: p->codes may move.) */
 static int64_t code_index(mt_scan *s, uint64_t code)
@@ -434,7 +426,7 @@ static int64_t code_index(mt_scan *s, uint64_t code)
     const mt_filter *f = s->filter;
     ci->site = NULL;
     for (size_t i = n; i-- > 0 && !ci->site;)
-        if (!hidden(f, l[i].function))
+        if (!mt_filter_hides(f, l[i].function))
             ci->site = &l[i];
     ci->mask = 0;
     ci->sidx[0] = ci->sidx[1] = 0;

@@ -287,11 +287,7 @@ static int64_t add_loc(hs *h, const uint64_t *bt, size_t i)
     e->end = end;
     e->func = (uint32_t)fi;
     e->alloc_count = 0;
-    e->hidden = 0;
-    if (h->filter)
-        for (size_t q = 0; q < h->filter->nhide; q++)
-            if (strstr(name, h->filter->hide[q]))
-                e->hidden = 1;
+    e->hidden = h->filter && mt_filter_hides(h->filter, name);
     e->next = h->funcs[fi].locs;
     h->funcs[fi].locs = (int32_t)h->nentries;
     if (u64map_put(&h->codes, code, h->nentries))

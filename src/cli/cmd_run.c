@@ -130,7 +130,7 @@ static int find_preload(char *out, size_t size)   /* size >= PATH_MAX + 64 */
     if (!slash)
         return -1;
     *slash = 0;
-    const char *dirs[] = {"", "/" MT_BIN_TO_LIBDIR, "/../lib"};
+    const char *dirs[] = {"", ("/" MT_BIN_TO_LIBDIR), "/../lib"};   /* (one string) */
     for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
         snprintf(out, size, "%s%s/" PRELOAD_NAME, exe, dirs[i]);
         if (is_file(out))

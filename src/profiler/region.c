@@ -112,10 +112,19 @@ static uintptr_t arena_size, arena_used, arena_committed;   /* in bytes        *
 static uint64_t no_meta[2];     /* the entry and tag of a pointer that starts  */
                                 /* no block                                    */
 
-/* log2 of the bytes of an entry of a block of `size` bytes. */
+/* A block's requested size is kept in its entry's second word: blocks of
+ * 32 bytes or more have one; a 16-byte block's size is its usable size.
+ * Reads are clamped to the usable size all the same. */
+static int has_size_word(uintptr_t usable)
+{
+    return usable >= 32;
+}
+
+/* log2 of the bytes of an entry of a block of `size` bytes: the stamp
+ * word, and the size word if it has one. */
 static unsigned entry_shift(uintptr_t size)
 {
-    return size == 16 ? 3 : size < 512 ? 4 : 6;
+    return !has_size_word(size) ? 3 : size < 512 ? 4 : 6;
 }
 
 static unsigned log2_ceil(size_t n)
@@ -180,6 +189,7 @@ static uint64_t *stamp_of(const void *p)
 {
     return meta_of(p, 0);
 }
+
 
 /* Under rlock: bytes of the meta arena, aligned to a line and zeroed; NULL
  * if it is full. */
@@ -427,20 +437,17 @@ got:
         /* (mt_region_set_size's work, with the entry looked up once) */
         uint64_t *m = stamp_of(p);
         *m = own ? *m | OWN_BIT : *m & ~OWN_BIT;
-        if (desc_of((uintptr_t)p)->size >= 32)
+        if (has_size_word(desc_of((uintptr_t)p)->size))
             m[1] = n;
     }
     t->in_region--;
     return p;
 }
 
-/* A block's requested size is kept in its entry (blocks of 32 bytes or
- * more have the word; a 16-byte block's size is its usable size). Reads
- * are clamped to the usable size all the same. */
 size_t mt_region_size(const void *p)
 {
     size_t usable = mt_region_usable(p);
-    if (usable < 32)
+    if (!has_size_word(usable))
         return usable;
     uint64_t n = meta_of(p, 0)[1];
     return n < usable ? (size_t)n : usable;
@@ -448,7 +455,7 @@ size_t mt_region_size(const void *p)
 
 void mt_region_set_size(void *p, size_t n)
 {
-    if (mt_region_usable(p) >= 32)
+    if (has_size_word(mt_region_usable(p)))
         meta_of(p, 0)[1] = n;
 }
 

@@ -16,14 +16,6 @@ double rp_bytes(const rp_profile *p, int64_t n)
     return mt_est_bytes(n, p->info);
 }
 
-int rp_hidden(const mt_filter *f, const char *fn)
-{
-    for (size_t i = 0; i < f->nhide; i++)
-        if (strstr(fn, f->hide[i]))
-            return 1;
-    return 0;
-}
-
 int rp_code_frames(rp_profile *p, const mt_filter *f, uint64_t code,
                    const mt_location ***locs, size_t *cap, size_t *n)
 {
@@ -35,7 +27,7 @@ int rp_code_frames(rp_profile *p, const mt_filter *f, uint64_t code,
     if (grow_array(locs, cap, k ? k : 1, sizeof **locs))
         return -1;
     for (size_t i = 0; i < k; i++)
-        if (!rp_hidden(f, l[i].function))
+        if (!mt_filter_hides(f, l[i].function))
             (*locs)[(*n)++] = &l[i];
     return 0;
 }

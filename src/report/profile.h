@@ -100,7 +100,4 @@ double rp_bytes(const rp_profile *p, int64_t n);
 int rp_code_frames(rp_profile *p, const mt_filter *f, uint64_t code,
                    const mt_location ***locs, size_t *cap, size_t *n);
 
-/* Whether function name fn is hidden by --hide. */
-int rp_hidden(const mt_filter *f, const char *fn);
-
 #endif /* MT_REPORT_PROFILE_H */
