@@ -54,7 +54,9 @@ struct mt_writer {
     uint64_t *prev;              /* previous callstack, callee first, ends at
                                     prev + prev_cap                          */
     size_t prev_len, prev_cap;
-    int64_t start_id, next_id, chunk_end;
+    int64_t start_id, next_id;
+    int64_t chunk_end;           /* v3: flush when next_id reaches it; v2:
+                                    INT64_MAX (never)                        */
     int64_t t_start, t_end;
 
     /* pending location event bodies, encoded */
@@ -66,6 +68,9 @@ struct mt_writer {
     uint64_t misses[MT_BT_MAX_MISSES];
     uint8_t locpkt[MT_MAX_PACKET];
     size_t pos;                  /* bytes used in buf                        */
+    size_t pos_limit;            /* an event begun at pos > pos_limit flushes
+                                    first: room for the largest event, or 0
+                                    when too many locations are pending      */
     uint8_t buf[MT_MAX_PACKET];  /* the events packet being filled           */
 };
 
@@ -194,19 +199,21 @@ static int flush_at(mt_writer *w, int64_t now)
     w->t_start = w->t_end = now;
     w->npending = 0;
     w->pend_len = 0;
-    if (w->version >= 3 && w->next_id >= w->chunk_end)
+    w->pos_limit = MT_MAX_PACKET - MT_MAX_EVENT;
+    if (w->next_id >= w->chunk_end)
         w->chunk_end += V3_ID_CHUNK;
     w->start_id = w->next_id;
     start_events_packet(w, 1);
     return 0;
 }
 
-/* Spec 8.4: flush if needed, then write the event header word. */
+/* Spec 8.4: flush if needed, then write the event header word. (Three
+ * tests: pos_limit also says when too many locations are pending, and
+ * chunk_end is never reached in v2.) */
 static int begin_event(mt_writer *w, int64_t now, unsigned code)
 {
-    if (MT_MAX_PACKET - w->pos < MT_MAX_EVENT || w->npending > PENDING_MAX ||
-        now - w->t_start > MT_PACKET_MAX_TIME ||
-        (w->version >= 3 && w->next_id >= w->chunk_end)) {
+    if (w->pos > w->pos_limit || now - w->t_start > MT_PACKET_MAX_TIME ||
+        w->next_id >= w->chunk_end) {
         if (flush_at(w, now))
             return w->status;
     }
@@ -249,6 +256,8 @@ static int add_pending(mt_writer *w, uint64_t code, mt_locate_fn locate,
         return fail(w, MT_ERR_NOMEM, "out of memory");
     w->pend_len += len;
     w->pend_size[w->npending++] = (uint32_t)len;
+    if (w->npending > PENDING_MAX)
+        w->pos_limit = 0;        /* the next event flushes them */
     return 0;
 }
 
@@ -360,9 +369,12 @@ walked:;
         count = p;
         p += 2;
     }
-    size_t bt_len, nmisses;
-    int ncw = mt_btw_encode(&w->bt, cs, (long)new_len - 1, id, p, &bt_len,
-                            w->misses, &nmisses);
+    /* (an unchanged callstack, common in a profiler's loops, has nothing
+     * to encode) */
+    size_t bt_len = 0, nmisses = 0;
+    int ncw = new_len ? mt_btw_encode(&w->bt, cs, (long)new_len - 1, id, p, &bt_len,
+                                      w->misses, &nmisses)
+                      : 0;
     if (ncw < 0)
         return fail(w, MT_ERR_ARG,
                     "location code 0 or not in 63-bit form in callstack");
@@ -513,7 +525,8 @@ static int open_common(mt_writer **out, mt_sink_fn sink, void *sink_ctx,
     w->domain = (uint16_t)(version >= 3 && opt ? opt->domain : 0);
     w->pid = (uint64_t)info->pid;
     w->t_start = w->t_end = info->start_time;
-    w->chunk_end = V3_ID_CHUNK;
+    w->chunk_end = version >= 3 ? V3_ID_CHUNK : INT64_MAX;
+    w->pos_limit = MT_MAX_PACKET - MT_MAX_EVENT;
     mt_locw_init(&w->loc);
     mt_btw_init_zeroed(&w->bt);     /* w is calloc'd */
     if (write_info_packet(w, info)) {
