@@ -165,12 +165,13 @@ sampled_block(const void *frame, size_t bytes, size_t align, int zero, void *res
         mt_sample_resize(resize, bytes, samples, codes, n);
         return resize;
     }
-    void *p = mt_region_alloc(bytes, align, zero, 0);
+    mt_block_meta m;
+    void *p = mt_region_alloc(bytes, align, zero, 0, &m);
     if (!p) {
         mt_sample_drop();       /* region full: the sample is lost */
         return NULL;
     }
-    mt_sample_record(p, bytes, samples, codes, n);
+    mt_sample_record(&m, bytes, samples, codes, n);
     return p;
 }
 
@@ -184,7 +185,7 @@ static void *own_block(size_t bytes, size_t align, int zero)
     t->countdown = MT_BUSY_COUNTDOWN;   /* parked again, not drifting */
     if (t->in_region)
         return NULL;
-    return mt_region_alloc(bytes, align, zero, 1);
+    return mt_region_alloc(bytes, align, zero, 1, NULL);
 }
 
 /* The slow path's block: the profiler's own while the thread is inside it,
@@ -223,9 +224,10 @@ static void free_own(void *p)
 
 SLOW static void free_slow(void *p)
 {
-    int kind = mt_region_kind(p);
+    mt_block_meta m;
+    int kind = mt_region_kind(p, &m);
     if (kind == MT_BLOCK_SAMPLED)
-        mt_free_sampled(p);
+        mt_free_sampled(p, &m);
     else if (kind == MT_BLOCK_OWN)
         free_own(p);
     /* else: the program's bug, left alone */
@@ -307,7 +309,8 @@ static void *realloc_own(void *p, size_t n)
  * for are copied, not the block's rounded size. */
 SLOW static void *realloc_region(void *p, size_t n)
 {
-    int kind = mt_region_kind(p);
+    mt_block_meta m;
+    int kind = mt_region_kind(p, &m);
     if (kind == MT_BLOCK_NONE) {
         errno = EINVAL;         /* the program's bug: no block to resize */
         return NULL;
@@ -315,7 +318,7 @@ SLOW static void *realloc_region(void *p, size_t n)
     if (kind == MT_BLOCK_OWN)
         return realloc_own(p, n);
     if (n == 0) {
-        mt_free_sampled(p);     /* what glibc's realloc(p, 0) does */
+        mt_free_sampled(p, &m); /* what glibc's realloc(p, 0) does */
         return NULL;
     }
     void *q = count(n) && !mt_self.busy ? sampled_block(FRAME, n, 16, 0, p) : NULL;
@@ -327,7 +330,7 @@ SLOW static void *realloc_region(void *p, size_t n)
         return NULL;
     size_t old = mt_region_size(p);
     memcpy(q, p, old < n ? old : n);
-    mt_free_sampled(p);
+    mt_free_sampled(p, &m);
     return q;
 }
 

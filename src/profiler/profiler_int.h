@@ -98,16 +98,26 @@ static inline int mt_region_contains(const void *p)
 }
 /* Reserve the range (once; 0 or -1). */
 MT_HIDDEN int mt_region_reserve(void);
+/* Two words per block that stay with the block, live or free, and never
+ * move: its stamp, the order stamp of its last event (session.c), and its
+ * tag, which sampled object of which session it holds, 0 if none (read and
+ * written under the session lock only). Found once per event, when the
+ * block is allocated or identified, and handed down with it. */
+typedef struct mt_block_meta {
+    uint64_t *stamp, *tag;
+} mt_block_meta;
 /* A block of at least n bytes aligned to align (a power of two; 16 at
  * least is given anyway), zeroed if asked; NULL if the region is full or
  * not reserved. own: a block of the profiler itself (marked as such, see
- * mt_region_kind), not a sampled one. */
-MT_HIDDEN void *mt_region_alloc(size_t n, size_t align, int zero, int own);
+ * mt_region_kind), not a sampled one. meta (may be NULL): its words. */
+MT_HIDDEN void *mt_region_alloc(size_t n, size_t align, int zero, int own,
+                                mt_block_meta *meta);
 /* What p (in the region) is: the start of a sampled block, of one of the
  * profiler's own, or neither (a pointer inside a block, or where no block
- * was cut: only pointers that start one may be freed). */
+ * was cut: only pointers that start one may be freed). meta (may be NULL):
+ * its words, if it starts a block. */
 enum { MT_BLOCK_NONE, MT_BLOCK_SAMPLED, MT_BLOCK_OWN };
-MT_HIDDEN int mt_region_kind(const void *p);
+MT_HIDDEN int mt_region_kind(const void *p, mt_block_meta *meta);
 /* Usable size of a block of the region. */
 MT_HIDDEN size_t mt_region_usable(const void *p);
 /* The size asked for the block at p (what realloc must copy), and its
@@ -120,13 +130,8 @@ MT_HIDDEN void mt_region_set_size(void *p, size_t n);
 MT_HIDDEN void mt_region_free(void *p, int may_block);
 /* Give back one of the profiler's own blocks. */
 MT_HIDDEN void mt_region_free_own(void *p);
-/* The order stamp of the last event of the block at p (session.c):
- * a word per block that stays with the block, live or free. */
-MT_HIDDEN uint64_t *mt_region_stamp(const void *p);
-/* The object tag of the block at p (session.c): which sampled object of
- * which session the block holds, 0 if none; also a word per block that
- * stays with it. Read and written under the session lock only. */
-MT_HIDDEN uint64_t *mt_region_tag(const void *p);
+/* The words of the block at p (in the region). */
+MT_HIDDEN mt_block_meta mt_region_meta(const void *p);
 /* Around fork: held by the prepare handler, released or re-created. */
 MT_HIDDEN void mt_region_lock(void);
 MT_HIDDEN void mt_region_unlock(int child);
@@ -245,17 +250,17 @@ extern double mt_coef MT_HIDDEN;
  * mt_sample_record or mt_sample_drop: the caller allocates the block
  * (from the region) in between. */
 MT_HIDDEN int64_t mt_sample_draw(size_t bytes);
-/* The alloc event of a sampled block at ptr (buffered; returns 1), or of
- * an external allocation (ptr NULL: written at once; returns its id + 1,
- * or 0 if no event was written); codes: its backtrace (mt_unwind, taken
- * by the caller). */
-MT_HIDDEN uint64_t mt_sample_record(void *ptr, size_t bytes, int64_t samples,
+/* The alloc event of a sampled block whose words are *m (buffered;
+ * returns 1), or of an external allocation (m NULL: written at once;
+ * returns its id + 1, or 0 if no event was written); codes: its backtrace
+ * (mt_unwind, taken by the caller). */
+MT_HIDDEN uint64_t mt_sample_record(const mt_block_meta *m, size_t bytes, int64_t samples,
                                     const uint64_t *codes, size_t n);
 /* The block could not be allocated in the region: no event. */
 MT_HIDDEN void mt_sample_drop(void);
-/* A sampled block is being freed: write its collect event, then give it
- * back to the region. */
-MT_HIDDEN void mt_free_sampled(void *ptr);
+/* A sampled block (its words: *m) is being freed: write its collect
+ * event, then give it back to the region. */
+MT_HIDDEN void mt_free_sampled(void *ptr, const mt_block_meta *m);
 /* A sampled block resized in place (it fits, and the new size is sampled
  * too; after mt_sample_draw): the collect of the old object and the alloc
  * of the new, at the same address. */

@@ -76,10 +76,10 @@ static void *free_list[NSMALL + 64];    /* per class, linked through the blocks 
 static uintptr_t carve_pos[NSMALL], carve_end[NSMALL];
                                 /* per small class: its newest chunk's unused rest */
 /* Each block has an entry and a tag of its own, which stay with the block,
- * live or free. The entry: [0] its stamp (mt_region_stamp, and OWN_BIT),
+ * live or free. The entry: [0] its stamp (mt_block_meta, and OWN_BIT),
  * [1] its requested size (mt_region_size; 16-byte blocks, whose size is
  * their usable size, have no such word). The tag: which object it holds
- * (mt_region_tag). A chunk's entries and tags are cut, all at once, from
+ * (mt_block_meta). A chunk's entries and tags are cut, all at once, from
  * the meta arena when the chunk is cut (one of each for a run of chunks
  * that makes a large block) and found through the chunk's descriptor:
  * the metadata of the blocks in use lies side by side. Before, a flat
@@ -109,8 +109,8 @@ typedef struct chunk_desc {
 static chunk_desc *chunks;      /* per chunk of the region                    */
 static uint64_t *arena;         /* the meta arena, reserved like the region   */
 static uintptr_t arena_size, arena_used, arena_committed;   /* in bytes        */
-static uint64_t no_meta[2];     /* the entry and tag of a pointer that starts  */
-                                /* no block                                    */
+static uint64_t no_meta[3];     /* the entry ([0], [1]) and the tag ([2]) of a */
+                                /* pointer that starts no block                */
 
 /* A block's requested size is kept in its entry's second word: blocks of
  * 32 bytes or more have one; a 16-byte block's size is its usable size.
@@ -161,21 +161,24 @@ static uintptr_t dirty_bytes;
  * TSC readings, far below 2^63.) */
 #define OWN_BIT ((uint64_t)1 << 63)
 
-/* The entry (tags 0) or the tag (tags 1) of the block at p (in the
- * region): of the block p falls in, or no_meta (harmless to read and
- * write) where there is no block: inside a large block's run, or where the
- * region was never cut (pointers that a buggy program frees). */
-static uint64_t *meta_of(const void *p, int tags)
+/* The entry (stamp) and the tag of the block at p (in the region): of the
+ * block p falls in, or no_meta (harmless to read and write) where there is
+ * no block: inside a large block's run, or where the region was never cut
+ * (pointers that a buggy program frees). Inline: callers that want one of
+ * the two words compute only that one. */
+static inline mt_block_meta meta_of(const void *p)
 {
     uintptr_t off = (uintptr_t)p - mt_region.base;
     const chunk_desc *d = &chunks[off >> CHUNK_SHIFT];
-    uint64_t *m = tags ? d->tags : d->meta;
-    if (MT_UNLIKELY(!m))
-        return no_meta;
-    if (d->cls >= NSMALL)
-        return m;
-    uintptr_t k = ((off & (CHUNK - 1)) * (uint64_t)d->recip) >> 32;
-    return tags ? m + k : m + (k << (d->eshift - 3));
+    mt_block_meta m = {d->meta, d->tags};
+    if (MT_UNLIKELY(!m.stamp))
+        return (mt_block_meta){no_meta, no_meta + 2};
+    if (d->cls < NSMALL) {
+        uintptr_t k = ((off & (CHUNK - 1)) * (uint64_t)d->recip) >> 32;
+        m.stamp += k << (d->eshift - 3);
+        m.tag += k;
+    }
+    return m;
 }
 
 /* The descriptor of the chunk p is in (p in the region). Small blocks
@@ -187,7 +190,7 @@ static const chunk_desc *desc_of(uintptr_t p)
 
 static uint64_t *stamp_of(const void *p)
 {
-    return meta_of(p, 0);
+    return meta_of(p).stamp;
 }
 
 
@@ -347,7 +350,7 @@ static uintptr_t carve(uintptr_t size, uintptr_t align)
     return mt_region.base + off;
 }
 
-void *mt_region_alloc(size_t n, size_t align, int zero, int own)
+void *mt_region_alloc(size_t n, size_t align, int zero, int own, mt_block_meta *meta)
 {
     if (!mt_region.size || n > ((size_t)1 << 62) || align > ((size_t)1 << 40))
         return NULL;
@@ -435,10 +438,13 @@ got:
     }
     if (p) {
         /* (mt_region_set_size's work, with the entry looked up once) */
-        uint64_t *m = stamp_of(p);
+        mt_block_meta bm = meta_of(p);
+        uint64_t *m = bm.stamp;
         *m = own ? *m | OWN_BIT : *m & ~OWN_BIT;
         if (has_size_word(desc_of((uintptr_t)p)->size))
             m[1] = n;
+        if (meta)
+            *meta = bm;
     }
     t->in_region--;
     return p;
@@ -449,14 +455,14 @@ size_t mt_region_size(const void *p)
     size_t usable = mt_region_usable(p);
     if (!has_size_word(usable))
         return usable;
-    uint64_t n = meta_of(p, 0)[1];
+    uint64_t n = stamp_of(p)[1];
     return n < usable ? (size_t)n : usable;
 }
 
 void mt_region_set_size(void *p, size_t n)
 {
     if (has_size_word(mt_region_usable(p)))
-        meta_of(p, 0)[1] = n;
+        stamp_of(p)[1] = n;
 }
 
 size_t mt_region_usable(const void *p)
@@ -476,11 +482,14 @@ static int starts_block(const chunk_desc *d, uintptr_t p)
     return ((in * (uint64_t)d->recip) >> 32) * size == in && in + size <= CHUNK;
 }
 
-int mt_region_kind(const void *p)
+int mt_region_kind(const void *p, mt_block_meta *meta)
 {
     if (!starts_block(desc_of((uintptr_t)p), (uintptr_t)p))
         return MT_BLOCK_NONE;
-    return (*stamp_of(p) & OWN_BIT) ? MT_BLOCK_OWN : MT_BLOCK_SAMPLED;
+    mt_block_meta m = meta_of(p);
+    if (meta)
+        *meta = m;
+    return (*m.stamp & OWN_BIT) ? MT_BLOCK_OWN : MT_BLOCK_SAMPLED;
 }
 
 /* Take rlock, or (may_block 0: a signal handler inside the allocator)
@@ -562,12 +571,7 @@ void mt_region_unlock(int child)
         pthread_mutex_unlock(&rlock);
 }
 
-uint64_t *mt_region_stamp(const void *p)
+mt_block_meta mt_region_meta(const void *p)
 {
-    return stamp_of(p);
-}
-
-uint64_t *mt_region_tag(const void *p)
-{
-    return meta_of(p, 1);
+    return meta_of(p);
 }

@@ -347,7 +347,7 @@ void mt_sample_drop(void)
 
 /* ---- object tags -------------------------------------------------------- */
 
-/* Which object a sampled block holds is in its tag (mt_region_tag), read
+/* Which object a sampled block holds is in its tag (mt_block_meta), read
  * and written under the lock: the object's id + 1 in the low TAG_ID_BITS
  * bits, the session's generation above them. A new session or a child
  * after fork moves to the next generation (forget_objects), so the blocks
@@ -360,18 +360,17 @@ void mt_sample_drop(void)
 #define TAG_ID_MASK (((uint64_t)1 << TAG_ID_BITS) - 1)
 static uint64_t tag_gen = 1;    /* 1 to 2^20 - 1 */
 
-static void tag_set(uintptr_t ptr, int64_t id)
+static void tag_set(uint64_t *tag, int64_t id)
 {
     uint64_t v = (uint64_t)id + 1;
     /* (an id past 2^44 - 2: the object will look leaked) */
-    *mt_region_tag((void *)ptr) = v <= TAG_ID_MASK ? tag_gen << TAG_ID_BITS | v : 0;
+    *tag = v <= TAG_ID_MASK ? tag_gen << TAG_ID_BITS | v : 0;
 }
 
-/* The id of the object the block at ptr holds, in *id, and the block's
+/* The id of the object a block holds (its tag: *tag), in *id, and the
  * tag cleared; 0 if it holds none of this session's. */
-static int tag_take(uintptr_t ptr, int64_t *id)
+static int tag_take(uint64_t *tag, int64_t *id)
 {
-    uint64_t *tag = mt_region_tag((void *)ptr);
     uint64_t v = *tag;
     *tag = 0;
     if (v >> TAG_ID_BITS != tag_gen || !(v & TAG_ID_MASK))
@@ -385,9 +384,9 @@ static void forget_objects(void)
     tag_gen = tag_gen + 1 < ((uint64_t)1 << (64 - TAG_ID_BITS)) ? tag_gen + 1 : 1;
 }
 
-/* Under the lock: the alloc event of a block (0: external) at time now;
- * its id + 1, or 0. */
-static uint64_t write_alloc(uintptr_t ptr, int64_t now, int64_t words, int64_t samples,
+/* Under the lock: the alloc event of a block (its tag; NULL: external)
+ * at time now; its id + 1, or 0. */
+static uint64_t write_alloc(uint64_t *tag, int64_t now, int64_t words, int64_t samples,
                             const uint64_t *codes, size_t n)
 {
     if (!mt_active || !writer)
@@ -400,8 +399,8 @@ static uint64_t write_alloc(uintptr_t ptr, int64_t now, int64_t words, int64_t s
         return 0;
     }
     ds.dirty = 1;
-    if (ptr)
-        tag_set(ptr, id);
+    if (tag)
+        tag_set(tag, id);
     return (uint64_t)id + 1;
 }
 
@@ -431,7 +430,7 @@ static void collect_id(int64_t id, int64_t now)
  * ids and their blocks' tags then, collects find theirs there. The
  * stamp is the TSC, raised where needed above the thread's previous stamp
  * (a buffer is in increasing order) and above the block's previous event's
- * stamp, kept in the region next to the block (mt_region_stamp): a
+ * stamp, kept in the region next to the block (mt_block_meta): a
  * collect after its alloc, and an alloc of a reused address after the
  * collect of the block that was there, whatever the clocks of the cores
  * say. (One atomic counter for all threads did the same, but its cache
@@ -453,7 +452,7 @@ _Static_assert(TB_CODES >= MT_MAX_FRAMES, "one event's codes fit an empty buffer
 typedef struct tb_event {
     uint64_t seq;               /* the order stamp                         */
     int64_t time;
-    uintptr_t ptr;
+    uint64_t *tag;              /* its block's tag (mt_block_meta)          */
     int64_t words;              /* -1: a collect                           */
     int64_t samples;
     uint32_t at, n;             /* its codes: codes[at .. at + n)          */
@@ -588,10 +587,10 @@ static void drain_all(void)
         tbrun *min = heap[0];
         const tb_event *e = &min->s->ev[min->pos++];
         if (e->words >= 0) {
-            write_alloc(e->ptr, e->time, e->words, e->samples, min->s->codes + e->at, e->n);
+            write_alloc(e->tag, e->time, e->words, e->samples, min->s->codes + e->at, e->n);
         } else {
             int64_t id;
-            if (tag_take(e->ptr, &id))
+            if (tag_take(e->tag, &id))
                 collect_id(id, e->time);
         }
         if (min->pos == min->n) {
@@ -694,7 +693,7 @@ static tbuf *my_tbuf(mt_thread *t)
 /* Append an event (codes: n of them; time now, read at TSC value tsc) to
  * the thread's buffer; 0, or -1 if the thread has no buffer (the caller
  * writes the event itself). */
-static int tb_append(mt_thread *t, uintptr_t ptr, int64_t now, uint64_t tsc, int64_t words,
+static int tb_append(mt_thread *t, const mt_block_meta *m, int64_t now, uint64_t tsc, int64_t words,
                      int64_t samples, const uint64_t *codes, size_t n)
 {
     tbuf *b = my_tbuf(t);
@@ -709,7 +708,7 @@ static int tb_append(mt_thread *t, uintptr_t ptr, int64_t now, uint64_t tsc, int
         tb_lock(&b->m);
     }
     tb_event *e = &b->s->ev[b->n];
-    uint64_t *bs = mt_region_stamp((void *)ptr);
+    uint64_t *bs = m->stamp;
     uint64_t stamp = tsc;
     if (stamp <= t->last_stamp)
         stamp = t->last_stamp + 1;
@@ -718,7 +717,7 @@ static int tb_append(mt_thread *t, uintptr_t ptr, int64_t now, uint64_t tsc, int
     *bs = t->last_stamp = stamp;
     e->seq = stamp;
     e->time = now;
-    e->ptr = ptr;
+    e->tag = m->tag;
     e->words = words;
     e->samples = samples;
     e->at = b->ncodes;
@@ -740,7 +739,7 @@ static int tb_append(mt_thread *t, uintptr_t ptr, int64_t now, uint64_t tsc, int
     return 0;
 }
 
-uint64_t mt_sample_record(void *ptr, size_t bytes, int64_t samples,
+uint64_t mt_sample_record(const mt_block_meta *m, size_t bytes, int64_t samples,
                           const uint64_t *codes, size_t n)
 {
     mt_thread *t = &mt_self;
@@ -748,7 +747,7 @@ uint64_t mt_sample_record(void *ptr, size_t bytes, int64_t samples,
     int64_t words = (int64_t)((bytes + 7) / 8);
     uint64_t tsc;
     int64_t now = clock_us(&tsc);
-    if (ptr && tb_append(t, (uintptr_t)ptr, now, tsc, words, samples, codes, n) == 0) {
+    if (m && tb_append(t, m, now, tsc, words, samples, codes, n) == 0) {
         mt_leave(t);
         return 1;
     }
@@ -756,31 +755,31 @@ uint64_t mt_sample_record(void *ptr, size_t bytes, int64_t samples,
      * threads without a buffer: written at once, after what is buffered. */
     session_lock();
     drain_all();
-    token = write_alloc((uintptr_t)ptr, now, words, samples, codes, n);
+    token = write_alloc(m ? m->tag : NULL, now, words, samples, codes, n);
     maybe_flush(ds.last_time);
     session_unlock();
     mt_leave(t);
     return token;
 }
 
-/* The collect event of the sampled block at ptr; the thread is inside the
- * profiler. */
-static void collect_event(mt_thread *t, void *ptr)
+/* The collect event of a sampled block (its words: *m); the thread is
+ * inside the profiler. */
+static void collect_event(mt_thread *t, const mt_block_meta *m)
 {
     uint64_t tsc;
     int64_t now = clock_us(&tsc);
-    if (tb_append(t, (uintptr_t)ptr, now, tsc, -1, 0, NULL, 0) != 0) {
+    if (tb_append(t, m, now, tsc, -1, 0, NULL, 0) != 0) {
         session_lock();
         drain_all();
         int64_t id;
-        if (tag_take((uintptr_t)ptr, &id))
+        if (tag_take(m->tag, &id))
             collect_id(id, now);
         maybe_flush(ds.last_time);
         session_unlock();
     }
 }
 
-void mt_free_sampled(void *ptr)
+void mt_free_sampled(void *ptr, const mt_block_meta *m)
 {
     mt_thread *t = &mt_self;
     /* Inside the profiler, the lock may be this thread's own (a signal
@@ -791,7 +790,7 @@ void mt_free_sampled(void *ptr)
         return;
     }
     mt_enter(t);
-    collect_event(t, ptr);
+    collect_event(t, m);
     mt_region_free(ptr, 1);
     mt_leave(t);
 }
@@ -799,9 +798,10 @@ void mt_free_sampled(void *ptr)
 uint64_t mt_sample_resize(void *ptr, size_t bytes, int64_t samples,
                           const uint64_t *codes, size_t n)
 {
-    collect_event(&mt_self, ptr);
+    mt_block_meta m = mt_region_meta(ptr);
+    collect_event(&mt_self, &m);
     mt_region_set_size(ptr, bytes);
-    return mt_sample_record(ptr, bytes, samples, codes, n);
+    return mt_sample_record(&m, bytes, samples, codes, n);
 }
 
 /* ---- flusher ------------------------------------------------------------- */
