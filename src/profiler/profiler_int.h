@@ -124,11 +124,13 @@ MT_HIDDEN size_t mt_region_usable(const void *p);
  * update when a block is resized in place; never more than usable. */
 MT_HIDDEN size_t mt_region_size(const void *p);
 MT_HIDDEN void mt_region_set_size(void *p, size_t n);
-/* Give a block back; may_block = 0 (a signal handler that interrupted
- * the profiler): the thread's cache is left alone, and if the allocator
- * is busy the block is kept, not waited for. */
+/* Give a block back (p starts one: mt_region_kind said so; a pointer that
+ * starts none must be left alone, or the lists would be corrupted);
+ * may_block = 0 (a signal handler that interrupted the profiler): the
+ * thread's cache is left alone, and if the allocator is busy the block is
+ * kept, not waited for. */
 MT_HIDDEN void mt_region_free(void *p, int may_block);
-/* Give back one of the profiler's own blocks. */
+/* Give back one of the profiler's own blocks (the same condition). */
 MT_HIDDEN void mt_region_free_own(void *p);
 /* The words of the block at p (in the region). */
 MT_HIDDEN mt_block_meta mt_region_meta(const void *p);

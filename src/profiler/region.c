@@ -360,10 +360,9 @@ void *mt_region_alloc(size_t n, size_t align, int zero, int own, mt_block_meta *
     if (align > 16)
         want = (size_t)1 << log2_ceil(want);
     unsigned c, s = 0;
-    uintptr_t size;
+    uintptr_t size = 0;         /* (a small class's: below, off the cache's path) */
     if (want <= SMALL_MAX) {
         c = size_class(want);
-        size = class_size(c);
     } else {
         s = log2_ceil(want);
         c = LARGE(s);
@@ -394,6 +393,8 @@ void *mt_region_alloc(size_t n, size_t align, int zero, int own, mt_block_meta *
     }
     if (!locked)
         pthread_mutex_lock(&rlock);
+    if (c < NSMALL)
+        size = class_size(c);
     if (free_list[c] && (align <= CHUNK || ((uintptr_t)free_list[c] & (align - 1)) == 0)) {
         p = free_list[c];
         free_list[c] = *(void **)p;
@@ -526,13 +527,10 @@ static void free_large(void *p, uintptr_t size, int may_block)
 
 void mt_region_free(void *p, int may_block)
 {
+    /* (p starts a block: every caller asked mt_region_kind first) */
     const chunk_desc *d = desc_of((uintptr_t)p);
     uintptr_t size = d->size;
     unsigned c = d->cls;
-    /* A pointer that starts no block is left alone rather than corrupt the
-     * lists. */
-    if (!starts_block(d, (uintptr_t)p))
-        return;
     mt_thread *t = &mt_self;
     if (t->in_region)
         may_block = 0;          /* a signal handler that interrupted us */
