@@ -509,7 +509,7 @@ static int tb_key_ok;
  * buffers that held events, keyed by the stamp of each one's next event,
  * so that a program with many threads (each has a buffer) pays
  * log(buffers) an event, not a scan of them all. The arrays have room for
- * every buffer (my_tbuf grows them); spare holds the empty stores that
+ * every buffer (new_tbuf grows them); spare holds the empty stores that
  * drains hand out, at most one per buffer. */
 typedef struct tbrun {
     tbstore *s;
@@ -565,7 +565,7 @@ static void drain_all(void)
         r->pos = 0;
         r->held = NULL;
         tbstore *e = ds.nspare ? spare[--ds.nspare] : NULL;
-        if (!e) {               /* (my_tbuf could not map this one) */
+        if (!e) {               /* (new_tbuf could not map this one) */
             void *m = mmap(NULL, sizeof(tbstore), PROT_READ | PROT_WRITE,
                            MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
             e = m == MAP_FAILED ? NULL : m;
@@ -627,11 +627,10 @@ static void tb_release(void *arg)
 }
 
 /* The thread's buffer (created or reused on first use); NULL if none can
- * be had (the caller writes directly). */
-static tbuf *my_tbuf(mt_thread *t)
+ * be had (the caller writes directly). Out of line, so that the test for
+ * a thread that has one costs no saved registers. */
+static __attribute__((noinline, cold)) tbuf *new_tbuf(mt_thread *t)
 {
-    if (MT_LIKELY(t->tbuf != NULL))
-        return t->tbuf;
     if (!tb_key_ok)
         return NULL;
     session_lock();
@@ -688,6 +687,11 @@ static tbuf *my_tbuf(mt_thread *t)
     }
     t->tbuf = b;
     return b;
+}
+
+static inline tbuf *my_tbuf(mt_thread *t)
+{
+    return MT_LIKELY(t->tbuf != NULL) ? t->tbuf : new_tbuf(t);
 }
 
 /* Append an event (codes: n of them; time now, read at TSC value tsc) to
