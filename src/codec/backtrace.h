@@ -71,8 +71,9 @@ static inline uint8_t *mt_btw_hitword(uint8_t *p, unsigned anchor, unsigned k)
  * at out for allocation `id`; out must have room for MT_BT_MAX_LENGTH bytes.
  * Codes that missed the cache are appended to misses[] (capacity
  * MT_BT_MAX_MISSES). Returns the number of codewords (*len gets the bytes
- * written), or -1 for a code that is 0 or not in canonical 63-bit form. */
-/* The state machine of spec 6.4, written with gotos because that is how the
+ * written), or -1 for a code that is 0 or not in canonical 63-bit form.
+ *
+ * The state machine of spec 6.4, written with gotos because that is how the
  * spec states it (NOPRED, HIT, PRED) and the transitions stay checkable
  * against it line by line. Inline: the writer runs it once per allocation,
  * and the call cost it 4% of its instructions (bench_write). */
@@ -160,7 +161,6 @@ done:
     *nmisses = nm;
     return n;
 }
-
 
 /* Next verifier triple for an events packet header (spec 6.7). */
 void mt_btw_verifier(mt_btw *w, uint16_t *ix, uint16_t *pred, uint64_t *val);

@@ -452,7 +452,7 @@ _Static_assert(TB_CODES >= MT_MAX_FRAMES, "one event's codes fit an empty buffer
 typedef struct tb_event {
     uint64_t seq;               /* the order stamp                         */
     int64_t time;
-    uint64_t *tag;              /* its block's tag (mt_block_meta)          */
+    uint64_t *tag;              /* its block's tag (mt_block_meta)         */
     int64_t words;              /* -1: a collect                           */
     int64_t samples;
     uint32_t at, n;             /* its codes: codes[at .. at + n)          */
