@@ -193,7 +193,6 @@ static uint64_t *stamp_of(const void *p)
     return meta_of(p).stamp;
 }
 
-
 /* Under rlock: bytes of the meta arena, aligned to a line and zeroed; NULL
  * if it is full. */
 static uint64_t *arena_cut(uintptr_t bytes)

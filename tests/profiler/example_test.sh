@@ -16,9 +16,9 @@ fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 "$root/scripts/example.sh" "$build" "$out" > "$out/stdout" 2> "$out/stderr" ||
   fail "example.sh exited $? ($(tail -n 3 "$out/stderr"))"
 "$build/memtrace" dump "$root/examples/example.ctf" > "$out/dump"
-grep -qxF -f "$out/dump" "$out/stdout" && [ "$(grep -cxF -f "$out/dump" "$out/stdout")" -eq 6 ] ||
+[ -s "$out/dump" ] && [ "$(grep -cxF -f "$out/dump" "$out/stdout")" -eq "$(wc -l < "$out/dump")" ] ||
   fail "the bundled trace's dump is not shown"
-grep -qx "profile_me: 200000 lines, 2000073 words, 5000 distinct, 64 lines cached" "$out/stdout" ||
+"$build/profile_me" > "$out/plain" && [ -s "$out/plain" ] && grep -qxF -f "$out/plain" "$out/stdout" ||
   fail "profile_me's output changed under the profiler"
 grep -q "trace written to $out/profile_me.ctf" "$out/stderr" || fail "no 'trace written' line"
 "$build/memtrace" check "$out/profile_me.ctf" > /dev/null 2>&1 || fail "memtrace check rejects the trace"
