@@ -41,7 +41,7 @@
  * the next malloc (preload.c) and its frees do not wait for the mutex, so it never
  * finds a list half updated nor waits for a lock its own thread holds.
  * Fork: the session's atfork handlers take and release the mutex
- * (mt_region_lock/unlock).
+ * (mt_region_lock/unlock), which lives in session.c (profiler_int.h).
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -58,7 +58,6 @@
 
 mt_region_bounds mt_region;                 /* {0, 0}: contains nothing   */
 
-static pthread_mutex_t rlock = PTHREAD_MUTEX_INITIALIZER;
 static uintptr_t bump;          /* offset of the first never-used chunk       */
 static uintptr_t committed;     /* offsets below are readable and writable    */
 
@@ -152,7 +151,7 @@ static unsigned size_class(size_t n)
 }
 
 /* Freed large blocks that keep their pages: each at most DIRTY_MAX_BLOCK,
- * together at most DIRTY_BUDGET (dirty_bytes, under rlock). */
+ * together at most DIRTY_BUDGET (dirty_bytes, under the lock). */
 #define DIRTY_MAX_BLOCK ((uintptr_t)32 << 20)
 #define DIRTY_BUDGET ((uintptr_t)64 << 20)
 static uintptr_t dirty_bytes;
@@ -193,7 +192,7 @@ static uint64_t *stamp_of(const void *p)
     return meta_of(p).stamp;
 }
 
-/* Under rlock: bytes of the meta arena, aligned to a line and zeroed; NULL
+/* Under the lock: bytes of the meta arena, aligned to a line and zeroed; NULL
  * if it is full. */
 static uint64_t *arena_cut(uintptr_t bytes)
 {
@@ -214,7 +213,7 @@ static uint64_t *arena_cut(uintptr_t bytes)
     return m;
 }
 
-/* Under rlock: the descriptor of the chunk at region offset c, for blocks
+/* Under the lock: the descriptor of the chunk at region offset c, for blocks
  * of class cls and `size` bytes (one block if large), with its entries and
  * tags; 0, or -1 if the arena is full. (The arena needs at most 64 KiB a
  * chunk: as much as the region.) */
@@ -295,7 +294,7 @@ static void rcache_return(void *arg)
     (void)arg;
     mt_thread *t = &mt_self;
     t->in_region++;
-    pthread_mutex_lock(&rlock);
+    pthread_mutex_lock(mt_region_mutex);
     for (unsigned c = 0; c < MT_RCACHE_CLASSES; c++) {
         while (t->rcache[c]) {
             void *b = t->rcache[c];
@@ -305,7 +304,7 @@ static void rcache_return(void *arg)
         }
         t->rcount[c] = 0;
     }
-    pthread_mutex_unlock(&rlock);
+    pthread_mutex_unlock(mt_region_mutex);
     t->rc_keyed = 0;
     t->in_region--;
 }
@@ -328,7 +327,7 @@ static int rc_usable(mt_thread *t)
     return t->rc_keyed;
 }
 
-/* Under rlock: `size` bytes (a multiple of CHUNK) of never-used address
+/* Under the lock: `size` bytes (a multiple of CHUNK) of never-used address
  * space aligned to `align`, readable and writable; 0 when the region is full. */
 static uintptr_t carve(uintptr_t size, uintptr_t align)
 {
@@ -372,7 +371,7 @@ void *mt_region_alloc(size_t n, size_t align, int zero, int own, mt_block_meta *
     int locked = 0;
     if (c < MT_RCACHE_CLASSES && !t->rcache[c] && rc_usable(t)) {
         /* Refill this thread's cache: half of what it may hold. */
-        pthread_mutex_lock(&rlock);
+        pthread_mutex_lock(mt_region_mutex);
         locked = 1;
         for (int k = 0; k < MT_RCACHE_MAX / 2 && free_list[c]; k++) {
             void *b = free_list[c];
@@ -384,14 +383,14 @@ void *mt_region_alloc(size_t n, size_t align, int zero, int own, mt_block_meta *
     }
     if (c < MT_RCACHE_CLASSES && t->rcache[c]) {
         if (locked)
-            pthread_mutex_unlock(&rlock);
+            pthread_mutex_unlock(mt_region_mutex);
         p = t->rcache[c];
         t->rcache[c] = *(void **)p;
         t->rcount[c]--;
         goto got;
     }
     if (!locked)
-        pthread_mutex_lock(&rlock);
+        pthread_mutex_lock(mt_region_mutex);
     if (c < NSMALL)
         size = class_size(c);
     if (free_list[c] && (align <= CHUNK || ((uintptr_t)free_list[c] & (align - 1)) == 0)) {
@@ -423,7 +422,7 @@ void *mt_region_alloc(size_t n, size_t align, int zero, int own, mt_block_meta *
             fresh = 1;
         }
     }
-    pthread_mutex_unlock(&rlock);
+    pthread_mutex_unlock(mt_region_mutex);
 got:
     if (p && zero && !fresh) {
         /* A reused large block that gave its pages back is zero past its
@@ -492,13 +491,13 @@ int mt_region_kind(const void *p, mt_block_meta *meta)
     return (*m.stamp & OWN_BIT) ? MT_BLOCK_OWN : MT_BLOCK_SAMPLED;
 }
 
-/* Take rlock, or (may_block 0: a signal handler inside the allocator)
+/* Take the lock, or (may_block 0: a signal handler inside the allocator)
  * try to; 1 if held. */
 static int lock_lists(int may_block)
 {
     if (may_block)
-        return pthread_mutex_lock(&rlock) == 0;
-    return pthread_mutex_trylock(&rlock) == 0;
+        return pthread_mutex_lock(mt_region_mutex) == 0;
+    return pthread_mutex_trylock(mt_region_mutex) == 0;
 }
 
 /* A large block (of `size` bytes, a power of two) back on its list, with
@@ -513,7 +512,7 @@ static void free_large(void *p, uintptr_t size, int may_block)
     if (keep) {
         dirty_bytes += size;
     } else {
-        pthread_mutex_unlock(&rlock);   /* no syscall under the lock */
+        pthread_mutex_unlock(mt_region_mutex);   /* no syscall under the lock */
         madvise((char *)p + PAGE, size - PAGE, MADV_DONTNEED);
         if (!lock_lists(may_block))
             return;
@@ -521,7 +520,7 @@ static void free_large(void *p, uintptr_t size, int may_block)
     ((void **)p)[0] = free_list[c];
     ((uintptr_t *)p)[1] = (uintptr_t)keep;
     free_list[c] = p;
-    pthread_mutex_unlock(&rlock);
+    pthread_mutex_unlock(mt_region_mutex);
 }
 
 void mt_region_free(void *p, int may_block)
@@ -544,7 +543,7 @@ void mt_region_free(void *p, int may_block)
     } else if (lock_lists(may_block)) {
         *(void **)p = free_list[c];
         free_list[c] = p;
-        pthread_mutex_unlock(&rlock);
+        pthread_mutex_unlock(mt_region_mutex);
     }   /* else: a signal handler inside the allocator; the block is kept */
     t->in_region--;
 }
@@ -557,15 +556,18 @@ void mt_region_free_own(void *p)
 
 void mt_region_lock(void)
 {
-    pthread_mutex_lock(&rlock);
+    pthread_mutex_lock(mt_region_mutex);
 }
 
 void mt_region_unlock(int child)
 {
+    /* (re-created by assignment: no call into libc, whose code pages the
+     * child would fault in again) */
+    static const pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
     if (child)
-        pthread_mutex_init(&rlock, NULL);
+        *mt_region_mutex = fresh;
     else
-        pthread_mutex_unlock(&rlock);
+        pthread_mutex_unlock(mt_region_mutex);
 }
 
 mt_block_meta mt_region_meta(const void *p)

@@ -43,7 +43,6 @@ int mt_active;
 uint32_t mt_epoch;
 double mt_coef;
 
-static mt_writer *writer;
 static int trace_fd = -1;              /* high: out of the program's way (fds.c) */
 static dev_t trace_dev;                /* ... and what it must still be         */
 static ino_t trace_ino;
@@ -60,7 +59,10 @@ static pid_t session_pid;               /* the process the session is for   */
  * event it writes out, on cache lines of their own: next to what the
  * sampled path reads (mt_active, the sampler's and the clock's constants,
  * flusher_started) each drain took those lines away from the other
- * threads' cores. */
+ * threads' cores. With them the region's lock and the writer, which the
+ * fork handlers write too: aligned to its size, the struct lies on one
+ * page, which a fork's copy-on-write faults in once (profiler_int.h,
+ * mt_region_mutex). */
 static struct {
     pthread_mutex_t lock;
     int64_t last_time;
@@ -68,7 +70,13 @@ static struct {
     int64_t start;                     /* the session's start time        */
     int dirty;                         /* events since the last flush     */
     size_t nspare;                     /* see drain_all                   */
-} __attribute__((aligned(64))) ds = {.lock = PTHREAD_MUTEX_INITIALIZER};
+    mt_writer *writer;                 /* the session's, or NULL          */
+    pthread_mutex_t region_lock        /* mt_region_mutex: a line of its  */
+        __attribute__((aligned(64)));  /* own (sampled paths take it)     */
+} __attribute__((aligned(256))) ds = {.lock = PTHREAD_MUTEX_INITIALIZER,
+                                      .region_lock = PTHREAD_MUTEX_INITIALIZER};
+_Static_assert(sizeof ds <= 256, "ds lies on one page");
+pthread_mutex_t *const mt_region_mutex = &ds.region_lock;
 static int failed;                     /* a write failure was reported    */
 static int flusher_started;
 static pthread_t flusher;
@@ -225,7 +233,7 @@ static void say_lost(int st)
             "(%s); tracing stopped", trace_fd, trace_path);
     else
         say("memtrace: cannot write the trace %s: %s; tracing stopped", trace_path,
-            writer ? mt_writer_error(writer) : mt_status_name(st));
+            ds.writer ? mt_writer_error(ds.writer) : mt_status_name(st));
 }
 
 /* Under the lock: a writer call failed. Stop tracing for good (a pid change
@@ -246,11 +254,11 @@ static void writer_failed(int st)
  * failed). */
 static int flush_dirty(void)
 {
-    if (!mt_active || !writer)
+    if (!mt_active || !ds.writer)
         return -1;
     if (!ds.dirty)
         return 0;
-    int st = mt_writer_flush(writer);
+    int st = mt_writer_flush(ds.writer);
     ds.dirty = 0;
     if (st == MT_OK)
         return 0;
@@ -389,10 +397,10 @@ static void forget_objects(void)
 static uint64_t write_alloc(uint64_t *tag, int64_t now, int64_t words, int64_t samples,
                             const uint64_t *codes, size_t n)
 {
-    if (!mt_active || !writer)
+    if (!mt_active || !ds.writer)
         return 0;
     int64_t id;
-    int st = mt_writer_alloc(writer, ordered(now), words, samples, MT_SOURCE_EXTERNAL,
+    int st = mt_writer_alloc(ds.writer, ordered(now), words, samples, MT_SOURCE_EXTERNAL,
                              codes, n, mt_symbolize, NULL, &id);
     if (st != MT_OK) {
         writer_failed(st);
@@ -407,8 +415,8 @@ static uint64_t write_alloc(uint64_t *tag, int64_t now, int64_t words, int64_t s
 /* Under the lock: the collect event of object id at time now. */
 static void collect_id(int64_t id, int64_t now)
 {
-    if (mt_active && writer && id < mt_writer_next_id(writer)) {
-        int st = mt_writer_collect(writer, ordered(now), id);
+    if (mt_active && ds.writer && id < mt_writer_next_id(ds.writer)) {
+        int st = mt_writer_collect(ds.writer, ordered(now), id);
         if (st == MT_OK)
             ds.dirty = 1;
         else
@@ -549,12 +557,18 @@ static void heap_down(size_t n, size_t i)
  * threads append again while the taken stores are written: a thread never
  * waits for a whole drain at its buffer's lock (a spinlock, tb_lock). A
  * buffer for which no empty store can be had stays locked and is written
- * in place: nothing is ever dropped for want of memory. */
+ * in place: nothing is ever dropped for want of memory. In a
+ * single-threaded process no other thread can append, and the buffers are
+ * not locked: each lock is a write to its buffer's page, which before
+ * every fork (fork_prepare drains) is a copy-on-write fault after the
+ * previous one. */
 static void drain_all(void)
 {
     size_t n = 0;
-    for (tbuf *b = tbufs; b; b = b->next)
-        tb_lock(&b->m);
+    int solo = __libc_single_threaded;
+    if (!solo)
+        for (tbuf *b = tbufs; b; b = b->next)
+            tb_lock(&b->m);
     for (tbuf *b = tbufs; b; b = b->next) {
         if (!b->n)
             continue;
@@ -578,9 +592,10 @@ static void drain_all(void)
             b->held = 1;
         }
     }
-    for (tbuf *b = tbufs; b; b = b->next)
-        if (!b->held)
-            tb_unlock(&b->m);
+    if (!solo)
+        for (tbuf *b = tbufs; b; b = b->next)
+            if (!b->held)
+                tb_unlock(&b->m);
     for (size_t i = n / 2; i-- > 0;)
         heap_down(n, i);
     while (n) {
@@ -598,7 +613,8 @@ static void drain_all(void)
                 tbuf *b = min->held;
                 b->n = b->ncodes = 0;
                 b->held = 0;
-                tb_unlock(&b->m);
+                if (!solo)
+                    tb_unlock(&b->m);
             } else {
                 spare[ds.nspare++] = min->s;   /* (at most one per buffer) */
             }
@@ -606,7 +622,7 @@ static void drain_all(void)
         }
         heap_down(n, 0);
     }
-    if (mt_active && writer)
+    if (mt_active && ds.writer)
         maybe_flush(ds.last_time);
 }
 
@@ -827,7 +843,7 @@ static void *flusher_main(void *arg)
         ts.tv_sec += ns / 1000000000;
         ts.tv_nsec = ns % 1000000000;
         pthread_cond_timedwait(&flusher_cond, &ds.lock, &ts);
-        if (mt_active && writer)
+        if (mt_active && ds.writer)
             drain_all();
         flush_dirty();
     }
@@ -914,7 +930,7 @@ static int start_locked(const char *path, double rate, const char *context,
         set_err(errbuf, errbuf_size, "sampling rate must be between 0 and 1");
         return -1;
     }
-    if (writer) {
+    if (ds.writer) {
         set_err(errbuf, errbuf_size, "only one memtrace session may be active at a time");
         return -1;
     }
@@ -979,7 +995,7 @@ static int start_locked(const char *path, double rate, const char *context,
         trace_close();
         return -1;
     }
-    writer = w;
+    ds.writer = w;
     snprintf(trace_path, sizeof trace_path, "%s", path);
     session_rate = rate;
     mt_coef = mt_sampler_coef(rate);
@@ -1001,16 +1017,16 @@ static int start_locked(const char *path, double rate, const char *context,
 /* Under the lock. Returns 0 or -1 (the trace is incomplete). */
 static int stop_locked(int drain)
 {
-    if (!writer)
+    if (!ds.writer)
         return -1;
     if (drain)
         drain_all();
     __atomic_store_n(&mt_active, 0, __ATOMIC_RELEASE);
-    int st = mt_writer_finish(writer);
+    int st = mt_writer_finish(ds.writer);
     if (st != MT_OK && st != MT_ERR_PID_CHANGED && !failed)
         say_lost(st);
-    mt_writer_close(writer);
-    writer = NULL;
+    mt_writer_close(ds.writer);
+    ds.writer = NULL;
     trace_close();
     return st == MT_OK ? 0 : -1;
 }
@@ -1050,7 +1066,7 @@ EXPORT int mt_profiler_flush(void)
     mt_thread *t = &mt_self;
     mt_enter(t);
     session_lock();
-    if (mt_active && writer)
+    if (mt_active && ds.writer)
         drain_all();
     int r = flush_dirty();
     session_unlock();
@@ -1091,7 +1107,7 @@ EXPORT void mt_profiler_ext_free(uint64_t token)
     session_lock();
     drain_all();
     collect_id((int64_t)(token - 1), now);
-    if (mt_active && writer)
+    if (mt_active && ds.writer)
         maybe_flush(ds.last_time);
     session_unlock();
     mt_leave(t);
@@ -1190,27 +1206,39 @@ static void expand(char *out, size_t size, const char *pattern, long pid)
  * freeing writes (the blocks' metadata): a program that forks 3000 times
  * (fork_churn's loop) took 807-894 ms of CPU with the free, 662-822 without
  * (3 runs each; 46-48 and 36-37 page faults a fork). It stays allocated in
- * the child, which never uses it. */
+ * the child, which never uses it. For the same reason the child writes as
+ * few pages as it can: the locks are re-created by assignment (no call
+ * into libc's code), a buffer's words are written only if they change,
+ * and without follow-fork the trace's descriptor is left open, not
+ * checked and closed (two system calls): it is close-on-exec, high
+ * (fds.c), and never written by the child. */
 static void fork_child(void)
 {
+    static const pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
     mt_region_unlock(1);
-    pthread_mutex_init(&ds.lock, NULL);
+    ds.lock = fresh;
     pthread_setcancelstate(mt_self.cancel_state, NULL);   /* (session_lock's) */
     /* The buffers were drained before the fork; the other threads' are
      * free for new threads. */
     for (tbuf *b = tbufs; b; b = b->next) {
-        b->m = 0;
-        b->n = b->ncodes = 0;
-        b->held = 0;
-        b->owned = b == mt_self.tbuf;
+        int owned = b == mt_self.tbuf;
+        if (b->m || b->n || b->ncodes || b->held || b->owned != owned) {
+            b->m = 0;
+            b->n = b->ncodes = 0;
+            b->held = 0;
+            b->owned = owned;
+        }
     }
     flusher_started = 0;
     forget_objects();
-    int was_active = mt_active && writer;
+    int was_active = mt_active && ds.writer;
     __atomic_store_n(&mt_active, 0, __ATOMIC_RELEASE);
-    if (writer) {
-        writer = NULL;
-        trace_close();
+    if (ds.writer) {
+        ds.writer = NULL;
+        if (follow_fork)
+            trace_close();
+        else
+            trace_fd = -1;
     }
     if (was_active && follow_fork) {
         char path[PATH_MAX], err[PATH_MAX + 128];
@@ -1334,11 +1362,11 @@ __attribute__((destructor)) static void mt_profiler_fini(void)
     mt_enter(t);
     if (!interrupted) {
         session_lock();
-        if (writer)
+        if (ds.writer)
             stop_locked(1);
         session_unlock();
     } else if (pthread_mutex_trylock(&ds.lock) == 0) {
-        if (writer)
+        if (ds.writer)
             stop_locked(0);
         pthread_mutex_unlock(&ds.lock);
     }
