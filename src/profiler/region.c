@@ -41,7 +41,8 @@
  * the next malloc (preload.c) and its frees do not wait for the mutex, so it never
  * finds a list half updated nor waits for a lock its own thread holds.
  * Fork: the session's atfork handlers take and release the mutex
- * (mt_region_lock/unlock), which lives in session.c (profiler_int.h).
+ * (mt_region_lock/unlock). The mutex itself is session.c's, on the page of
+ * the session's own (mt_region_mutex in profiler_int.h).
  */
 #include <pthread.h>
 #include <stdint.h>
