@@ -135,12 +135,9 @@ MT_HIDDEN void mt_region_free(void *p, int may_block);
 MT_HIDDEN void mt_region_free_own(void *p);
 /* The words of the block at p (in the region). */
 MT_HIDDEN mt_block_meta mt_region_meta(const void *p);
-/* Around fork: held by the prepare handler, released or re-created. */
-MT_HIDDEN void mt_region_lock(void);
-MT_HIDDEN void mt_region_unlock(int child);
 /* The region's lock. It lives in session.c, on the page of the session's
- * own lock and writer: the two locks are taken before every fork and
- * released in both processes after it, and each page written after a fork
+ * own lock and writer, and the fork handlers there take it before every
+ * fork and release it in both processes after: each page written after a fork
  * costs a page fault in each process (bench/profiler/fork_churn, 300 forks
  * traced: 29 faults a child and 11.8 in the parent a fork before; 24 and
  * 9.7 with the locks together and the child's other writes avoided, see

@@ -40,9 +40,9 @@
  * thread in_region: a signal handler that interrupts it gets its allocations from
  * the next malloc (preload.c) and its frees do not wait for the mutex, so it never
  * finds a list half updated nor waits for a lock its own thread holds.
- * Fork: the session's atfork handlers take and release the mutex
- * (mt_region_lock/unlock). The mutex itself is session.c's, on the page of
- * the session's own (mt_region_mutex in profiler_int.h).
+ * Fork: the mutex is session.c's (mt_region_mutex in profiler_int.h), on
+ * the page of the session's own, and its atfork handlers take it, release
+ * it and re-create it in the child.
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -553,22 +553,6 @@ void mt_region_free_own(void *p)
 {
     *stamp_of(p) &= ~OWN_BIT;
     mt_region_free(p, 1);
-}
-
-void mt_region_lock(void)
-{
-    pthread_mutex_lock(mt_region_mutex);
-}
-
-void mt_region_unlock(int child)
-{
-    /* (re-created by assignment: no call into libc, whose code pages the
-     * child would fault in again) */
-    static const pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
-    if (child)
-        *mt_region_mutex = fresh;
-    else
-        pthread_mutex_unlock(mt_region_mutex);
 }
 
 mt_block_meta mt_region_meta(const void *p)

@@ -1170,12 +1170,12 @@ static void fork_prepare(void)
     session_lock();
     drain_all();
     flush_dirty();                      /* the parent's trace up to date */
-    mt_region_lock();
+    pthread_mutex_lock(&ds.region_lock);
 }
 
 static void fork_parent(void)
 {
-    mt_region_unlock(0);
+    pthread_mutex_unlock(&ds.region_lock);
     session_unlock();
     mt_leave(&mt_self);
 }
@@ -1198,8 +1198,8 @@ static void expand(char *out, size_t size, const char *pattern, long pid)
     out[o] = 0;
 }
 
-/* In the child, the only thread: the lock is re-created (another thread
- * may have held it at the fork), the parent's writer dropped without
+/* In the child, the only thread: the two locks are re-created (another thread
+ * may have held one at the fork), the parent's writer dropped without
  * writing, the flusher is gone. With follow-fork a new session writes the
  * child's own trace. The parent's writer is dropped, not freed: its memory
  * is the parent's pages, shared until one of the two writes them, and
@@ -1215,7 +1215,7 @@ static void expand(char *out, size_t size, const char *pattern, long pid)
 static void fork_child(void)
 {
     static const pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
-    mt_region_unlock(1);
+    ds.region_lock = fresh;
     ds.lock = fresh;
     pthread_setcancelstate(mt_self.cancel_state, NULL);   /* (session_lock's) */
     /* The buffers were drained before the fork; the other threads' are
