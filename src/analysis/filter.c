@@ -34,7 +34,7 @@ void mt_filter_free(mt_filter *f)
 void mt_filter_help(FILE *out)
 {
     fprintf(out,
-            "Filters (shared by top, live, diff and flamegraph; all must hold):\n"
+            "Filters (the same in every command that reads stacks; all must hold):\n"
             "  --from S, --to S      only objects allocated at or after S / before S\n"
             "                        seconds since the start of the trace\n"
             "  --live-at T|peak|end  only objects live at time T (seconds since the\n"

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "analysis/analysis.h"
@@ -46,7 +47,10 @@ static void usage(FILE *out)
         fprintf(out, "  %-12s %s\n", commands[i].name, commands[i].summary);
     fprintf(out,
             "\n"
-            "Run 'memtrace COMMAND --help' for a command's options.\n"
+            "Run 'memtrace COMMAND --help' for a command's options, 'memtrace\n"
+            "--version' for the version. Long options take their value as the\n"
+            "next argument or after '=' (--limit 5, --limit=5); '--' ends the\n"
+            "options.\n"
             "Exit status: 0 success, 1 bad trace or I/O error, 2 bad usage.\n"
             "\n"
             "Environment: top, live, diff and the filtered reports read the trace\n"
@@ -65,6 +69,28 @@ void cli_error(const char *cmd, const char *fmt, ...)
     fputc('\n', stderr);
 }
 
+int cli_peak_file(const char *cmd, const mt_filter *f, const char *path)
+{
+    if (f->live_mode != MT_LIVE_PEAK || strcmp(path, "-") != 0)
+        return 0;
+    return cli_usage_error(cmd, "--live-at peak reads TRACE twice: it cannot be standard input");
+}
+
+/* stat of a file name, or of the standard stream (fd) that "-" stands for. */
+static int stat_path(const char *path, int fd, struct stat *st)
+{
+    return strcmp(path, "-") == 0 ? fstat(fd, st) : stat(path, st);
+}
+
+int cli_same_file(const char *in, const char *out)
+{
+    if (strcmp(in, out) == 0 && strcmp(in, "-") != 0)
+        return 1;
+    struct stat sa, sb;
+    return stat_path(in, STDIN_FILENO, &sa) == 0 && stat_path(out, STDOUT_FILENO, &sb) == 0 &&
+           S_ISREG(sa.st_mode) && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
 int cli_write_file(const char *cmd, const char *outpath, int (*write)(void *ctx, int fd),
                    void *ctx)
 {
@@ -74,11 +100,16 @@ int cli_write_file(const char *cmd, const char *outpath, int (*write)(void *ctx,
         cli_error(cmd, "%s: %s", outpath, strerror(errno));
         return 1;
     }
+    struct stat st;
+    int regular = !tostdout && fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
     int w = write(ctx, fd);
     if (!tostdout && close(fd) && w == 0)
         w = -2;
+    int saved = errno;
+    if (w && regular)
+        unlink(outpath);            /* no half-written file left behind */
     if (w == -2) {
-        cli_error(cmd, "%s: writing: %s", outpath, strerror(errno));
+        cli_error(cmd, "%s: writing: %s", outpath, strerror(saved));
         return 1;
     }
     return w ? -1 : 0;
@@ -100,6 +131,27 @@ int cli_is_help(const char *arg)
     return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0;
 }
 
+int cli_opt_value(const char *cmd, int argc, char **argv, int *i, const char *name,
+                  const char **val)
+{
+    const char *a = argv[*i];
+    size_t l = strlen(name);
+    if (strncmp(a, name, l) != 0)
+        return 0;
+    if (a[l] == '=' && name[1] == '-') {
+        *val = a + l + 1;
+        return 1;
+    }
+    if (a[l] != 0)
+        return 0;
+    if (*i + 1 >= argc) {
+        cli_usage_error(cmd, "%s needs a value", name);
+        return -1;
+    }
+    *val = argv[++*i];
+    return 1;
+}
+
 int cli_threads(void)
 {
     const char *v = getenv("MEMTRACE_THREADS");
@@ -111,9 +163,22 @@ int cli_parse_trace_out(const char *cmd, void (*show_usage)(FILE *), int argc,
                         const char **outpath, char *filters, size_t filters_len)
 {
     char err[512];
+    int opts_done = 0;
     for (int i = 1; i < argc;) {
         const char *a = argv[i];
         int first = i;
+        if (!opts_done && strcmp(a, "--") == 0) {
+            opts_done = 1;
+            i++;
+            continue;
+        }
+        if (opts_done || a[0] != '-' || a[1] == 0) {
+            if (*path)
+                return cli_usage_error(cmd, "expected one TRACE, got more");
+            *path = a;
+            i++;
+            continue;
+        }
         int k = mt_filter_parse_arg(f, argc, argv, &i, err, sizeof err);
         if (k < 0)
             return cli_usage_error(cmd, "%s", err);
@@ -128,23 +193,16 @@ int cli_parse_trace_out(const char *cmd, void (*show_usage)(FILE *), int argc,
             show_usage(stdout);
             return EXIT_OK;
         }
-        if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
-            if (i + 1 >= argc)
-                return cli_usage_error(cmd, "%s needs a file name", a);
-            *outpath = argv[i + 1];
-            i += 2;
-        } else if (strncmp(a, "--output=", 9) == 0) {
-            *outpath = a + 9;
-            i++;
-        } else if (a[0] == '-' && a[1] != 0) {
+        if ((k = cli_opt_value(cmd, argc, argv, &i, "-o", outpath)) == 0)
+            k = cli_opt_value(cmd, argc, argv, &i, "--output", outpath);
+        if (k < 0)
+            return EXIT_USAGE;
+        if (k == 0)
             return cli_usage_error(cmd, "unknown option '%s'", a);
-        } else if (*path) {
-            return cli_usage_error(cmd, "expected one TRACE, got more");
-        } else {
-            *path = a;
-            i++;
-        }
+        i++;
     }
+    if (*path && *outpath && cli_same_file(*path, *outpath))
+        return cli_usage_error(cmd, "the output must not be the input file (%s)", *outpath);
     return -1;
 }
 
@@ -183,7 +241,6 @@ int cli_main(int argc, char **argv)
     for (size_t i = 0; i < NCOMMANDS; i++)
         if (strcmp(commands[i].name, name) == 0)
             return commands[i].run(argc - 1, argv + 1);
-    fprintf(stderr, "memtrace: unknown command '%s'\n", name);
-    usage(stderr);
+    fprintf(stderr, "memtrace: unknown command '%s'\nTry 'memtrace --help'.\n", name);
     return EXIT_USAGE;
 }

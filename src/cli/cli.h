@@ -69,6 +69,15 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 /* True if arg is -h or --help. */
 int cli_is_help(const char *arg);
 
+/* Is argv[*i] the option NAME, with its value as the next argument or, for
+ * a long option, after '=' ("--limit 5", "--limit=5")? 0: no; 1: yes, *val
+ * set and *i left on the last argument it took; -1: the value is missing
+ * (a usage error was printed: the command returns EXIT_USAGE).
+ * Every command also takes "--" to end its options: what follows is an
+ * operand even if it starts with '-'. */
+int cli_opt_value(const char *cmd, int argc, char **argv, int *i, const char *name,
+                  const char **val);
+
 /* May a command decode on a second thread? Yes unless the environment has
  * MEMTRACE_THREADS=1 (the tests compare both ways; the output is the
  * same). */
@@ -86,10 +95,19 @@ int cli_parse_trace_out(const char *cmd, void (*show_usage)(FILE *), int argc,
                         char **argv, struct mt_filter *f, const char **path,
                         const char **outpath, char *filters, size_t filters_len);
 
+/* Are IN and OUT one file (a name, or the standard stream "-" redirected
+ * from or to it)? Writing OUT would then destroy IN. */
+int cli_same_file(const char *in, const char *out);
+
+/* --live-at peak reads TRACE twice: 0 when that is possible, else (path
+ * is "-") EXIT_USAGE after a usage error. */
+int cli_peak_file(const char *cmd, const struct mt_filter *f, const char *path);
+
 /* Write the file outpath ("-": standard output) with write(ctx, fd), which
  * returns 0, -2 for a failed write (errno set) or -1 for any other failure.
  * Returns 0; 1 after reporting ("OUTPATH: ...") that the file could not be
- * opened, written or closed; -1 when write returned -1. */
+ * opened, written or closed; -1 when write returned -1. A regular file
+ * that was not written whole is removed. */
 int cli_write_file(const char *cmd, const char *outpath, int (*write)(void *ctx, int fd),
                    void *ctx);
 

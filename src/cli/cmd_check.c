@@ -391,18 +391,23 @@ static void print_text(FILE *out, const result *res, const check_state *s)
     if (res->info)
         fprintf(out, "format:          v%03d\n", res->info->format_version);
     uint64_t nw = total_warnings(s);
-    if (!res->valid)
-        fprintf(out, "result:          INVALID at offset %s%llu (read up to there)\n",
-                res->has_offset ? "" : "?",
-                (unsigned long long)(res->has_offset ? res->err_offset : 0));
-    else if (nw)
-        fprintf(out, "result:          valid, with %llu warning%s\n",
-                (unsigned long long)nw, nw == 1 ? "" : "s");
-    else
-        fputs("result:          valid\n", out);
+    uint64_t nskip = s->skipped[1] + s->skipped[2] + s->skipped[3];
+    if (!res->valid && res->has_offset)
+        fprintf(out, "result:          INVALID at offset %llu (read up to there)\n",
+                (unsigned long long)res->err_offset);
+    else if (!res->valid)
+        fputs("result:          INVALID (could not be read)\n", out);
+    else {
+        fputs("result:          valid", out);
+        if (nw)
+            fprintf(out, ", with %llu warning%s", (unsigned long long)nw, nw == 1 ? "" : "s");
+        if (nskip)
+            fprintf(out, "%s %llu packet%s skipped", nw ? " and" : ",",
+                    (unsigned long long)nskip, nskip == 1 ? "" : "s");
+        fputc('\n', out);
+    }
     if (!res->info)
         return;
-    uint64_t nskip = s->skipped[1] + s->skipped[2] + s->skipped[3];
     fprintf(out, "skipped packets: %llu", (unsigned long long)nskip);
     if (nskip)
         fprintf(out, " (out of order %llu, wrong pid %llu, truncated %llu)",
@@ -535,16 +540,21 @@ int cmd_check(int argc, char **argv)
 {
     const char *path = NULL;
     int json = 0;
+    int opts_done = 0;
     for (int i = 1; i < argc; i++) {
-        if (cli_is_help(argv[i])) {
+        if (!opts_done && strcmp(argv[i], "--") == 0) {
+            opts_done = 1;
+            continue;
+        }
+        if (!opts_done && cli_is_help(argv[i])) {
             usage_check(stdout);
             return EXIT_OK;
         }
-        if (strcmp(argv[i], "--json") == 0) {
+        if (!opts_done && strcmp(argv[i], "--json") == 0) {
             json = 1;
             continue;
         }
-        if (argv[i][0] == '-' && argv[i][1] != 0)
+        if (!opts_done && argv[i][0] == '-' && argv[i][1] != 0)
             return cli_usage_error("check", "unknown option '%s'", argv[i]);
         if (path)
             return cli_usage_error("check", "expected one TRACE, got more");
@@ -587,7 +597,7 @@ int cmd_check(int argc, char **argv)
     if (st == MT_OK) {
         res.info = mt_reader_info(r);
         s->start_time = res.info->start_time;
-        st = cli_scan(r, "memtrace check", path, on_event, s);
+        st = cli_scan(r, "check", path, on_event, s);
         if (st == MT_OK && s->bad_code) {
             res.has_offset = 1;
             res.err_offset = mt_reader_offset(r);

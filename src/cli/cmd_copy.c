@@ -48,23 +48,28 @@ static int copy_event(cli_rewrite *rw, const mt_event *ev, void *ctx)
 int cmd_copy(int argc, char **argv)
 {
     const char *paths[2];
-    int npaths = 0, version = 2;
+    int npaths = 0, version = 2, opts_done = 0;
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (cli_is_help(a)) {
-            usage_copy(stdout);
-            return EXIT_OK;
-        }
-        if (strcmp(a, "--format-version") == 0 ||
-            strncmp(a, "--format-version=", 17) == 0) {
-            const char *v = a[16] == '=' ? a + 17 : (i + 1 < argc ? argv[++i] : NULL);
-            if (!v || (strcmp(v, "2") != 0 && strcmp(v, "3") != 0))
+        const char *a = argv[i], *v;
+        if (!opts_done && a[0] == '-' && a[1] != 0) {
+            if (strcmp(a, "--") == 0) {
+                opts_done = 1;
+                continue;
+            }
+            if (cli_is_help(a)) {
+                usage_copy(stdout);
+                return EXIT_OK;
+            }
+            int k = cli_opt_value("copy", argc, argv, &i, "--format-version", &v);
+            if (k < 0)
+                return EXIT_USAGE;
+            if (k == 0)
+                return cli_usage_error("copy", "unknown option '%s'", a);
+            if (strcmp(v, "2") != 0 && strcmp(v, "3") != 0)
                 return cli_usage_error("copy", "--format-version takes 2 or 3");
             version = v[0] - '0';
             continue;
         }
-        if (a[0] == '-' && a[1] != 0)
-            return cli_usage_error("copy", "unknown option '%s'", a);
         if (npaths == 2)
             return cli_usage_error("copy", "expected IN and OUT, got more");
         paths[npaths++] = a;

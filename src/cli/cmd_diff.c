@@ -98,15 +98,30 @@ int cmd_diff(int argc, char **argv)
     mt_filter_init(&f);
     char err[256];
     g_by_end = 0;
+    int opts_done = 0;
     for (int i = 1; i < argc;) {
-        const char *a = argv[i];
-        int k = mt_filter_parse_arg(&f, argc, argv, &i, err, sizeof err);
+        const char *a = argv[i], *val;
+        if (!opts_done && strcmp(a, "--") == 0) {
+            opts_done = 1;
+            i++;
+            continue;
+        }
+        int k = opts_done ? 0 : mt_filter_parse_arg(&f, argc, argv, &i, err, sizeof err);
         if (k < 0) {
             rc = cli_usage_error("diff", "%s", err);
             goto out;
         }
         if (k > 0)
             continue;
+        if (opts_done || a[0] != '-') {
+            if (npaths == 2) {
+                rc = cli_usage_error("diff", "expected BASE and NEW, got more");
+                goto out;
+            }
+            paths[npaths++] = a;
+            i++;
+            continue;
+        }
         if (cli_is_help(a)) {
             usage_diff(stdout);
             rc = EXIT_OK;
@@ -117,38 +132,33 @@ int cmd_diff(int argc, char **argv)
             i++;
             continue;
         }
-        if (strcmp(a, "--by") == 0 || strcmp(a, "--sort") == 0 ||
-            strcmp(a, "--limit") == 0) {
-            const char *val = i + 1 < argc ? argv[i + 1] : NULL;
-            if (!val) {
-                rc = cli_usage_error("diff", "%s needs a value", a);
-                goto out;
-            }
-            i += 2;
+        static const char *const value_opts[] = {"--by", "--sort", "--limit"};
+        const char *name = NULL;
+        for (int o = 0; o < 3 && !k; o++)
+            if ((k = cli_opt_value("diff", argc, argv, &i, value_opts[o], &val)))
+                name = value_opts[o];
+        if (k < 0) {
+            rc = EXIT_USAGE;
+            goto out;
+        }
+        if (k > 0) {
+            i++;
             char *end;
-            if (strcmp(a, "--by") == 0 && (strcmp(val, "function") == 0 || strcmp(val, "line") == 0))
+            if (name[2] == 'b' && (strcmp(val, "function") == 0 || strcmp(val, "line") == 0))
                 by = val[0] == 'l' ? MT_BY_LINE : MT_BY_FUNCTION;
-            else if (strcmp(a, "--sort") == 0 && (strcmp(val, "allocated") == 0 || strcmp(val, "end") == 0))
+            else if (name[2] == 's' && (strcmp(val, "allocated") == 0 || strcmp(val, "end") == 0))
                 g_by_end = val[0] == 'e';
-            else if (strcmp(a, "--limit") == 0 &&
+            else if (name[2] == 'l' &&
                      (errno = 0, limit = strtol(val, &end, 10), end != val && !*end && !errno && limit >= 0))
                 ;
             else {
-                rc = cli_usage_error("diff", "%s: invalid value '%s'", a, val);
+                rc = cli_usage_error("diff", "%s: invalid value '%s'", name, val);
                 goto out;
             }
             continue;
         }
-        if (a[0] == '-') {
-            rc = cli_usage_error("diff", "unknown option '%s'", a);
-            goto out;
-        }
-        if (npaths == 2) {
-            rc = cli_usage_error("diff", "expected BASE and NEW, got more");
-            goto out;
-        }
-        paths[npaths++] = a;
-        i++;
+        rc = cli_usage_error("diff", "unknown option '%s'", a);
+        goto out;
     }
     if (npaths != 2) {
         rc = cli_usage_error("diff", "expected two traces, BASE and NEW");
@@ -160,7 +170,7 @@ int cmd_diff(int argc, char **argv)
     rc = EXIT_OK;
     for (int k = 0; k < 2 && rc == EXIT_OK; k++) {
         cli_progress prog;
-        progress_start(&prog, "memtrace diff", paths[k]);
+        progress_start(&prog, "diff", paths[k]);
         unsigned flags = cli_threads() ? 0 : MT_SITES_ONE_THREAD;
         if (mt_site_report_run(&r[k], paths[k], &f, by, flags, cli_print_diag,
                                progress_tick_fn, &prog) != MT_OK) {

@@ -253,12 +253,17 @@ static void dump_simple(dump_state *s, int64_t dt, int64_t id, const char *what)
 int cmd_dump(int argc, char **argv)
 {
     const char *path = NULL;
+    int opts_done = 0;
     for (int i = 1; i < argc; i++) {
-        if (cli_is_help(argv[i])) {
+        if (!opts_done && strcmp(argv[i], "--") == 0) {
+            opts_done = 1;
+            continue;
+        }
+        if (!opts_done && cli_is_help(argv[i])) {
             usage_dump(stdout);
             return EXIT_OK;
         }
-        if (argv[i][0] == '-' && argv[i][1] != 0)
+        if (!opts_done && argv[i][0] == '-' && argv[i][1] != 0)
             return cli_usage_error("dump", "unknown option '%s'", argv[i]);
         if (path)
             return cli_usage_error("dump", "expected one TRACE, got more");
@@ -284,7 +289,7 @@ int cmd_dump(int argc, char **argv)
         const mt_trace_info *info = mt_reader_info(r);
         int v3 = info->format_version >= 3;
         cli_progress prog;
-        progress_start(&prog, "memtrace dump", path);
+        progress_start(&prog, "dump", path);
         mt_event ev;
         while ((st = mt_reader_next(r, &ev)) == MT_OK) {
             progress_tick(&prog, r);
@@ -314,12 +319,13 @@ int cmd_dump(int argc, char **argv)
         progress_done(&prog);
     }
     out_flush(&s.out);
-    if (rc == EXIT_OK && st != MT_EOF) {
-        cli_error("dump", "%s: %s", path, mt_reader_error(r));
+    /* (a failed write stops the loop with st still MT_OK: that first) */
+    if (rc == EXIT_OK && s.out.err) {
+        cli_error("dump", "writing standard output: %s", strerror(s.out.err));
         rc = EXIT_DATA;
     }
-    if (rc == EXIT_OK && s.out.err) {
-        cli_error("dump", "writing output: %s", strerror(s.out.err));
+    if (rc == EXIT_OK && st != MT_EOF) {
+        cli_error("dump", "%s: %s", path, mt_reader_error(r));
         rc = EXIT_DATA;
     }
     out_free(&s.out);

@@ -892,9 +892,14 @@ int cmd_flamegraph(int argc, char **argv)
     mt_filter f;
     mt_filter_init(&f);
     char ferr[256];
+    int opts_done = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        int k = mt_filter_parse_arg(&f, argc, argv, &i, ferr, sizeof ferr);
+        if (!opts_done && strcmp(a, "--") == 0) {
+            opts_done = 1;
+            continue;
+        }
+        int k = opts_done ? 0 : mt_filter_parse_arg(&f, argc, argv, &i, ferr, sizeof ferr);
         if (k < 0) {
             mt_filter_free(&f);
             return cli_usage_error("flamegraph", "%s", ferr);
@@ -903,22 +908,23 @@ int cmd_flamegraph(int argc, char **argv)
             i--;                        /* the loop's i++ steps past it */
             continue;
         }
-        if (cli_is_help(a)) {
+        int option = !opts_done && a[0] == '-' && a[1] != 0;
+        if (option && cli_is_help(a)) {
             mt_filter_free(&f);
             usage_flamegraph(stdout);
             return EXIT_OK;
         }
-        if (strcmp(a, "--bytes") == 0)
+        if (option && strcmp(a, "--bytes") == 0)
             opt_bytes = 1;
-        else if (strcmp(a, "--lines") == 0)
+        else if (option && strcmp(a, "--lines") == 0)
             g.opt_lines = 1;
-        else if (strcmp(a, "--inverted") == 0)
+        else if (option && strcmp(a, "--inverted") == 0)
             g.opt_inverted = 1;
-        else if (strcmp(a, "--live-at-end") == 0)
+        else if (option && strcmp(a, "--live-at-end") == 0)
             g.opt_live = 1;
-        else if ((a[0] == '-' && a[1] != 0) || path) {
+        else if (option || path) {
             mt_filter_free(&f);
-            return a[0] == '-' && a[1] != 0
+            return option
                        ? cli_usage_error("flamegraph", "unknown option '%s'", a)
                        : cli_usage_error("flamegraph", "expected one TRACE, got more");
         } else
@@ -927,6 +933,10 @@ int cmd_flamegraph(int argc, char **argv)
     if (!path) {
         mt_filter_free(&f);
         return cli_usage_error("flamegraph", "missing TRACE argument");
+    }
+    if (cli_peak_file("flamegraph", &f, path)) {
+        mt_filter_free(&f);
+        return EXIT_USAGE;
     }
     if (mt_filter_active(&f))
         return run_filtered(&g, &f, path, opt_bytes);
@@ -956,7 +966,7 @@ int cmd_flamegraph(int argc, char **argv)
     if (st == MT_OK) {
         g.v3 = mt_reader_info(r)->format_version >= 3;
         g.trust_prefix = !g.v3;
-        st = cli_scan(r, "memtrace flamegraph", path, on_event, &g);
+        st = cli_scan(r, "flamegraph", path, on_event, &g);
         if (!g.err)
             g.err = flush_pending(&g);
     }

@@ -916,8 +916,13 @@ int cmd_hotspots(int argc, char **argv)
     mt_filter f;
     mt_filter_init(&f);
     char ferr[256];
+    int opts_done = 0;
     for (int i = 1; i < argc; i++) {
-        int k = mt_filter_parse_arg(&f, argc, argv, &i, ferr, sizeof ferr);
+        if (!opts_done && strcmp(argv[i], "--") == 0) {
+            opts_done = 1;
+            continue;
+        }
+        int k = opts_done ? 0 : mt_filter_parse_arg(&f, argc, argv, &i, ferr, sizeof ferr);
         if (k < 0) {
             mt_filter_free(&f);
             return cli_usage_error("hotspots", "%s", ferr);
@@ -926,18 +931,19 @@ int cmd_hotspots(int argc, char **argv)
             i--;                        /* the loop's i++ steps past it */
             continue;
         }
-        if (cli_is_help(argv[i])) {
+        if (!opts_done && cli_is_help(argv[i])) {
             mt_filter_free(&f);
             usage_hotspots(stdout);
             return EXIT_OK;
         }
-        if (strcmp(argv[i], "--json") == 0) {
+        int option = !opts_done && argv[i][0] == '-' && argv[i][1] != 0;
+        if (option && strcmp(argv[i], "--json") == 0) {
             json = 1;
             continue;
         }
-        if ((argv[i][0] == '-' && argv[i][1] != 0) || path) {
+        if (option || path) {
             mt_filter_free(&f);
-            return argv[i][0] == '-' && argv[i][1] != 0
+            return option
                        ? cli_usage_error("hotspots", "unknown option '%s'", argv[i])
                        : cli_usage_error("hotspots", "expected one TRACE, got more");
         }
@@ -946,6 +952,10 @@ int cmd_hotspots(int argc, char **argv)
     if (!path) {
         mt_filter_free(&f);
         return cli_usage_error("hotspots", "missing TRACE argument");
+    }
+    if (cli_peak_file("hotspots", &f, path)) {
+        mt_filter_free(&f);
+        return EXIT_USAGE;
     }
     if (mt_filter_active(&f)) {
         int frc = run_filtered(&f, path, json);
@@ -974,7 +984,7 @@ int cmd_hotspots(int argc, char **argv)
     int st = strcmp(path, "-") == 0 ? mt_reader_open_fd(r, STDIN_FILENO)
                                     : mt_reader_open_file(r, path);
     if (st == MT_OK)
-        st = cli_scan(r, "memtrace hotspots", path, on_event, h);
+        st = cli_scan(r, "hotspots", path, on_event, h);
     if (!h->err && st != MT_EOF) {
         cli_error("hotspots", "%s: %s", path, mt_reader_error(r));
         rc = EXIT_DATA;

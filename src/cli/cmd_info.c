@@ -361,16 +361,21 @@ int cmd_info(int argc, char **argv)
 {
     const char *path = NULL;
     int json = 0;
+    int opts_done = 0;
     for (int i = 1; i < argc; i++) {
-        if (cli_is_help(argv[i])) {
+        if (!opts_done && strcmp(argv[i], "--") == 0) {
+            opts_done = 1;
+            continue;
+        }
+        if (!opts_done && cli_is_help(argv[i])) {
             usage_info(stdout);
             return EXIT_OK;
         }
-        if (strcmp(argv[i], "--json") == 0) {
+        if (!opts_done && strcmp(argv[i], "--json") == 0) {
             json = 1;
             continue;
         }
-        if (argv[i][0] == '-' && argv[i][1] != 0)
+        if (!opts_done && argv[i][0] == '-' && argv[i][1] != 0)
             return cli_usage_error("info", "unknown option '%s'", argv[i]);
         if (path)
             return cli_usage_error("info", "expected one TRACE, got more");
@@ -413,7 +418,7 @@ int cmd_info(int argc, char **argv)
     info_stats s;
     memset(&s, 0, sizeof s);
     s.start_time = info->start_time;
-    st = cli_scan(r, "memtrace info", path, on_event, &s);
+    st = cli_scan(r, "info", path, on_event, &s);
     int rc = EXIT_OK;
     if (s.oom) {
         cli_error("info", "out of memory");

@@ -92,15 +92,30 @@ int cmd_live(int argc, char **argv)
     long points = 20;
     int json = 0, ascii = 0, rc;
     char err[256];
+    int opts_done = 0;
     for (int i = 1; i < argc;) {
-        const char *a = argv[i];
-        int k = mt_filter_parse_arg(&f, argc, argv, &i, err, sizeof err);
+        const char *a = argv[i], *val;
+        if (!opts_done && strcmp(a, "--") == 0) {
+            opts_done = 1;
+            i++;
+            continue;
+        }
+        int k = opts_done ? 0 : mt_filter_parse_arg(&f, argc, argv, &i, err, sizeof err);
         if (k < 0) {
             rc = cli_usage_error("live", "%s", err);
             goto out;
         }
         if (k > 0)
             continue;
+        if (opts_done || a[0] != '-' || a[1] == 0) {
+            if (path) {
+                rc = cli_usage_error("live", "expected one TRACE, got more");
+                goto out;
+            }
+            path = a;
+            i++;
+            continue;
+        }
         if (cli_is_help(a)) {
             usage_live(stdout);
             rc = EXIT_OK;
@@ -114,12 +129,11 @@ int cmd_live(int argc, char **argv)
             i++;
             continue;
         }
-        if (strcmp(a, "--points") == 0) {
-            if (i + 1 >= argc) {
-                rc = cli_usage_error("live", "--points needs a value");
-                goto out;
-            }
-            const char *val = argv[i + 1];
+        if ((k = cli_opt_value("live", argc, argv, &i, "--points", &val)) < 0) {
+            rc = EXIT_USAGE;
+            goto out;
+        }
+        if (k > 0) {
             char *e;
             errno = 0;
             points = strtol(val, &e, 10);
@@ -127,28 +141,18 @@ int cmd_live(int argc, char **argv)
                 rc = cli_usage_error("live", "--points: expected 1 to 10000, got '%s'", val);
                 goto out;
             }
-            i += 2;
+            i++;
             continue;
         }
-        if (a[0] == '-' && a[1] != 0) {
-            rc = cli_usage_error("live", "unknown option '%s'", a);
-            goto out;
-        }
-        if (path) {
-            rc = cli_usage_error("live", "expected one TRACE, got more");
-            goto out;
-        }
-        path = a;
-        i++;
+        rc = cli_usage_error("live", "unknown option '%s'", a);
+        goto out;
     }
     if (!path) {
         rc = cli_usage_error("live", "missing TRACE argument");
         goto out;
     }
-    if (f.live_mode == MT_LIVE_PEAK && strcmp(path, "-") == 0) {
-        rc = cli_usage_error("live", "--live-at peak reads TRACE twice: it cannot be standard input");
+    if ((rc = cli_peak_file("live", &f, path)) != 0)
         goto out;
-    }
 
     mt_timeline tl;
     if (mt_timeline_init(&tl)) {
@@ -157,7 +161,7 @@ int cmd_live(int argc, char **argv)
         goto out;
     }
     cli_progress prog;
-    progress_start(&prog, "memtrace live", path);
+    progress_start(&prog, "live", path);
     mt_trace_info info;
     char *exe = NULL;
     int64_t end = 0, peak_t = 0, peak = 0;

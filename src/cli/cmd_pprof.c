@@ -72,10 +72,8 @@ int cmd_pprof(int argc, char **argv)
         rc = cli_usage_error("pprof", "missing -o OUT.pb.gz");
         goto out;
     }
-    if (f.live_mode == MT_LIVE_PEAK && strcmp(path, "-") == 0) {
-        rc = cli_usage_error("pprof", "--live-at peak reads TRACE twice: it cannot be standard input");
+    if ((rc = cli_peak_file("pprof", &f, path)) != 0)
         goto out;
-    }
     rp_profile p;
     memset(&p, 0, sizeof p);
     p.live_as_time = 1;

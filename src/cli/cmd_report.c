@@ -106,6 +106,11 @@ int cmd_report(int argc, char **argv)
         memcpy(outbuf, path, n);
         strcpy(outbuf + n, ".html");
         outpath = outbuf;
+        if (cli_same_file(path, outpath)) {
+            rc = cli_usage_error("report", "the output must not be the input file (%s): "
+                                 "give -o OUT.html", outpath);
+            goto out;
+        }
     }
     rp_profile p;
     memset(&p, 0, sizeof p);

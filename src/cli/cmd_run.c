@@ -389,19 +389,24 @@ int cmd_run(int argc, char **argv)
             follow_exec = 1;
             continue;
         }
-        if (strcmp(a, "-o") != 0 && strcmp(a, "--output") != 0 && strcmp(a, "--rate") != 0 &&
-            strcmp(a, "--every") != 0 && strcmp(a, "--context") != 0)
+        static const char *const value_opts[] = {"-o", "--output", "--context", "--rate",
+                                                 "--every"};
+        const char *name = NULL, *v;
+        int k = 0;
+        for (int o = 0; o < 5 && !k; o++)
+            if ((k = cli_opt_value("run", argc, argv, &i, value_opts[o], &v)))
+                name = value_opts[o];
+        if (k < 0)
+            return EXIT_USAGE;
+        if (k == 0)
             return cli_usage_error("run", "unknown option '%s'", a);
-        if (i + 1 >= argc)
-            return cli_usage_error("run", "option %s needs a value", a);
-        const char *v = argv[++i];
-        if (a[1] == 'o' || strcmp(a, "--output") == 0) {
+        if (name[1] == 'o' || name[2] == 'o') {
             if (!*v)
                 return cli_usage_error("run", "empty trace file name");
             output = v;
-        } else if (strcmp(a, "--context") == 0) {
+        } else if (name[2] == 'c') {
             context = v;
-        } else if (strcmp(a, "--rate") == 0) {
+        } else if (name[2] == 'r') {
             char *end;
             errno = 0;
             rate = strtod(v, &end);
@@ -569,8 +574,8 @@ int cmd_run(int argc, char **argv)
                     "allocated on average): for a short run, sample more with --every "
                     "or --rate\n", b);
             if (!follow_exec)   /* (a script's work is done by its children) */
-                fprintf(stderr, "memtrace run: programs started by %s are not traced "
-                        "without --follow-exec\n", cmd[0]);
+                fprintf(stderr, "memtrace run: if %s does its work in programs it "
+                        "starts, trace them with --follow-exec\n", cmd[0]);
         }
     } else {
         fprintf(stderr, "memtrace run: no trace was written to %s\n", path);

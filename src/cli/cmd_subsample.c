@@ -344,18 +344,19 @@ int cmd_subsample(int argc, char **argv)
             usage_subsample(stdout);
             return EXIT_OK;
         }
-        if (strcmp(a, "--format-version") == 0 ||
-            strncmp(a, "--format-version=", 17) == 0) {
-            const char *v = a[16] == '=' ? a + 17 : (i + 1 < argc ? argv[++i] : NULL);
-            if (!v || (strcmp(v, "2") != 0 && strcmp(v, "3") != 0))
+        const char *v;
+        int k = cli_opt_value(CMD, argc, argv, &i, "--format-version", &v);
+        if (k > 0) {
+            if (strcmp(v, "2") != 0 && strcmp(v, "3") != 0)
                 return cli_usage_error(CMD, "--format-version takes 2 or 3");
             version = v[0] - '0';
             continue;
         }
-        if (strcmp(a, "--seed") == 0 || strncmp(a, "--seed=", 7) == 0) {
-            const char *v = a[6] == '=' ? a + 7 : (i + 1 < argc ? argv[++i] : NULL);
-            if (!v)
-                return cli_usage_error(CMD, "--seed needs a value");
+        if (k == 0)
+            k = cli_opt_value(CMD, argc, argv, &i, "--seed", &v);
+        if (k < 0)
+            return EXIT_USAGE;
+        if (k > 0) {
             if (parse_uint64(v, &seed))
                 return cli_usage_error(CMD, "--seed takes an integer from 0 to "
                                        "18446744073709551615 (got '%s')", v);

@@ -57,8 +57,9 @@ void usage_top(FILE *out)
     mt_filter_help(out);
     fprintf(out,
             "\n"
-            "TRACE is read once, or twice with --min-lifetime, --max-lifetime or\n"
-            "--live-at (the peak first), so it must be a file (not '-'). Skipped packets\n"
+            "TRACE is read once or twice (twice with --min-lifetime, --max-lifetime\n"
+            "or --live-at, the peak first, and for a trace whose peak one pass cannot\n"
+            "place), so it must be a file (not '-'). Skipped packets\n"
             "are reported on standard error; a progress line is shown there for\n"
             "long runs.\n"
             "\n"
@@ -145,9 +146,10 @@ static void report(mt_out *o, const mt_site_report *r, const char *path,
     mt_fmt_bytes(b1, sizeof b1, total);
     mt_fmt_bytes(b2, sizeof b2, bytes(r, t->total.peak));
     mt_fmt_bytes(b3, sizeof b3, bytes(r, t->total.end));
-    out_printf(o, "Allocated %s (%lld samples) at %zu sites; live at peak (%s): %s; "
+    out_printf(o, "Allocated %s (%lld sample%s) at %zu site%s; live at peak (%s): %s; "
             "live at end: %s\n\n",
-         b1, (long long)t->total.alloc, t->n, ts, b2, b3);
+         b1, (long long)t->total.alloc, t->total.alloc == 1 ? "" : "s", t->n,
+         t->n == 1 ? "" : "s", ts, b2, b3);
     out_printf(o, "%11s %5s %6s %11s %11s %8s  %s\n", "ALLOCATED", "ERR", "%",
          "AT PEAK", "AT END", "SAMPLES", "SITE");
     for (size_t i = 0; i < shown; i++) {
@@ -185,34 +187,52 @@ int cmd_top(int argc, char **argv)
     int json = 0, rc;
     char err[256];
     g_sort = SORT_ALLOC;
+    int opts_done = 0;
     for (int i = 1; i < argc;) {
-        const char *a = argv[i];
-        int k = mt_filter_parse_arg(&f, argc, argv, &i, err, sizeof err);
+        const char *a = argv[i], *val;
+        if (!opts_done && strcmp(a, "--") == 0) {
+            opts_done = 1;
+            i++;
+            continue;
+        }
+        int k = opts_done ? 0 : mt_filter_parse_arg(&f, argc, argv, &i, err, sizeof err);
         if (k < 0) {
             rc = cli_usage_error("top", "%s", err);
             goto out;
         }
         if (k > 0)
             continue;
+        if (opts_done || a[0] != '-' || a[1] == 0) {
+            if (path) {
+                rc = cli_usage_error("top", "expected one TRACE, got more");
+                goto out;
+            }
+            path = a;
+            i++;
+            continue;
+        }
         if (cli_is_help(a)) {
             usage_top(stdout);
             rc = EXIT_OK;
             goto out;
         }
-        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--json") == 0) {
             json = 1;
             i++;
             continue;
         }
-        if (strcmp(a, "--by") == 0 || strcmp(a, "--sort") == 0 ||
-            strcmp(a, "--limit") == 0) {
-            if (!val) {
-                rc = cli_usage_error("top", "%s needs a value", a);
-                goto out;
-            }
-            i += 2;
-            if (strcmp(a, "--by") == 0) {
+        static const char *const value_opts[] = {"--by", "--sort", "--limit"};
+        const char *name = NULL;
+        for (int o = 0; o < 3 && !k; o++)
+            if ((k = cli_opt_value("top", argc, argv, &i, value_opts[o], &val)))
+                name = value_opts[o];
+        if (k < 0) {
+            rc = EXIT_USAGE;
+            goto out;
+        }
+        if (k > 0) {
+            i++;
+            if (name[2] == 'b') {
                 if (strcmp(val, "function") == 0)
                     by = MT_BY_FUNCTION;
                 else if (strcmp(val, "line") == 0)
@@ -221,7 +241,7 @@ int cmd_top(int argc, char **argv)
                     rc = cli_usage_error("top", "--by: expected function or line, got '%s'", val);
                     goto out;
                 }
-            } else if (strcmp(a, "--sort") == 0) {
+            } else if (name[2] == 's') {
                 if (strcmp(val, "allocated") == 0)
                     g_sort = SORT_ALLOC;
                 else if (strcmp(val, "peak") == 0)
@@ -243,16 +263,8 @@ int cmd_top(int argc, char **argv)
             }
             continue;
         }
-        if (a[0] == '-' && a[1] != 0) {
-            rc = cli_usage_error("top", "unknown option '%s'", a);
-            goto out;
-        }
-        if (path) {
-            rc = cli_usage_error("top", "expected one TRACE, got more");
-            goto out;
-        }
-        path = a;
-        i++;
+        rc = cli_usage_error("top", "unknown option '%s'", a);
+        goto out;
     }
     if (!path) {
         rc = cli_usage_error("top", "missing TRACE argument");
@@ -264,7 +276,7 @@ int cmd_top(int argc, char **argv)
     }
 
     cli_progress prog;
-    progress_start(&prog, "memtrace top", path);
+    progress_start(&prog, "top", path);
     mt_site_report r;
     unsigned flags = cli_threads() ? 0 : MT_SITES_ONE_THREAD;
     int st = mt_site_report_run(&r, path, &f, by, flags, cli_print_diag,

@@ -38,11 +38,11 @@ void progress_update(cli_progress *p, uint64_t done)
     p->last = t;
     p->shown = 1;
     if (p->total)
-        fprintf(stderr, "\r%s: %3.0f%% (%.0f of %.0f MB, %.0f MB/s)  ", p->label,
+        fprintf(stderr, "\rmemtrace %s: %3.0f%% (%.0f of %.0f MB, %.0f MB/s)  ", p->label,
                 100.0 * (double)done / (double)p->total, (double)done / 1e6,
                 (double)p->total / 1e6, (double)done / 1e6 / (t - p->start));
     else
-        fprintf(stderr, "\r%s: %.0f MB read (%.0f MB/s)  ", p->label,
+        fprintf(stderr, "\rmemtrace %s: %.0f MB read (%.0f MB/s)  ", p->label,
                 (double)done / 1e6, (double)done / 1e6 / (t - p->start));
     fflush(stderr);
 }
@@ -105,7 +105,7 @@ int cli_scan_filtered(const char *cmd, mt_scan *sc, const mt_filter *f,
         first.timeline = &tl;
         first.threads = cli_threads();
         first.diag = cli_print_diag;
-        snprintf(label, sizeof label, "memtrace %s (peak)", cmd);
+        snprintf(label, sizeof label, "%s, finding the peak", cmd);
         progress_start(&prog, label, path);
         first.tick = progress_tick_fn;
         first.tick_ctx = &prog;
@@ -123,8 +123,7 @@ int cli_scan_filtered(const char *cmd, mt_scan *sc, const mt_filter *f,
     sc->filter = f;
     sc->live_at = mt_filter_live_at(f, peak);
     sc->diag = f->live_mode == MT_LIVE_PEAK ? NULL : cli_print_diag;
-    snprintf(label, sizeof label, "memtrace %s", cmd);
-    progress_start(&prog, label, path);
+    progress_start(&prog, cmd, path);
     sc->tick = progress_tick_fn;
     sc->tick_ctx = &prog;
     int st = mt_scan_run(sc, path);

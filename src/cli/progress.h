@@ -18,7 +18,8 @@ typedef struct cli_progress {
     const char *label;
 } cli_progress;
 
-/* label: the command's name; path: its input (for the total size). */
+/* label: the command's name (the line reads "memtrace LABEL: ..."); path:
+ * its input (for the total size). */
 void progress_start(cli_progress *p, const char *label, const char *path);
 void progress_update(cli_progress *p, uint64_t done_bytes);
 void progress_done(cli_progress *p);

@@ -21,23 +21,6 @@ static int is_std(const char *path)
     return strcmp(path, "-") == 0;
 }
 
-/* stat of IN or OUT (fd: the standard stream "-" stands for). */
-static int stat_path(const char *path, int fd, struct stat *st)
-{
-    return is_std(path) ? fstat(fd, st) : stat(path, st);
-}
-
-/* Are IN and OUT one file (a name, or a standard stream redirected from or
- * to it)? Writing OUT would then destroy IN as it is read. */
-static int same_file(const char *in, const char *out)
-{
-    if (strcmp(in, out) == 0 && !is_std(in))
-        return 1;
-    struct stat sa, sb;
-    return stat_path(in, STDIN_FILENO, &sa) == 0 && stat_path(out, STDOUT_FILENO, &sb) == 0 &&
-           S_ISREG(sa.st_mode) && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-}
-
 static int locate(void *ctx, uint64_t code, const mt_location **locs, size_t *n)
 {
     return mt_reader_locations(ctx, code, locs, n) == MT_OK ? 0 : -1;
@@ -118,7 +101,7 @@ int cli_rewrite_run(const cli_rewrite_spec *spec)
     rw.cmd = spec->cmd;
     rw.in = spec->in;
     rw.out = spec->out;
-    if (same_file(spec->in, spec->out))
+    if (cli_same_file(spec->in, spec->out))
         return cli_usage_error(spec->cmd, "OUT must not be the input file (%s)",
                                spec->out);
     if (is_std(spec->out) && isatty(STDOUT_FILENO))

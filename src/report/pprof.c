@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -152,10 +153,14 @@ static int write_gz(const char *path, const uint8_t *buf, size_t n, char *err,
         snprintf(err, errlen, "%s: %s", path, strerror(errno));
         return -1;
     }
+    struct stat st;
+    int regular = strcmp(path, "-") != 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
     gzFile gz = gzdopen(fd, "wb9");
     if (!gz) {
         close(fd);
         snprintf(err, errlen, "%s: out of memory", path);
+        if (regular)
+            unlink(path);
         return -1;
     }
     size_t done = 0;
@@ -168,6 +173,8 @@ static int write_gz(const char *path, const uint8_t *buf, size_t n, char *err,
             snprintf(err, errlen, "%s: writing: %s", path,
                      zerr == Z_ERRNO ? strerror(errno) : m);
             gzclose(gz);
+            if (regular)
+                unlink(path);           /* no half-written file left behind */
             return -1;
         }
         done += (size_t)w;
@@ -177,6 +184,8 @@ static int write_gz(const char *path, const uint8_t *buf, size_t n, char *err,
     if (rc != Z_OK) {
         snprintf(err, errlen, "%s: writing: %s", path,
                  rc == Z_ERRNO && errno ? strerror(errno) : "gzip error");
+        if (regular)
+            unlink(path);
         return -1;
     }
     return 0;

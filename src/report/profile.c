@@ -255,7 +255,7 @@ int rp_profile_run(rp_profile *p, const char *cmd, const char *path,
         /* the second pass: skipped packets were reported by the first */
         char label[64];
         cli_progress prog;
-        snprintf(label, sizeof label, "memtrace %s", cmd);
+        snprintf(label, sizeof label, "%s, second pass", cmd);
         progress_start(&prog, label, path);
         p->scan.filter = &f2;
         p->scan.live_at = mt_filter_live_at(&f2, p->peak_time);

@@ -125,8 +125,100 @@ fi
 expect_status "copy onto a directory" 1 copy "$INPUT" "$T"
 if [ -w /dev/full ]; then
   "$CLI" dump "$INPUT" > /dev/full 2> "$T/err"; RC=$?
-  if [ "$RC" -eq 1 ] && [ -s "$T/err" ]; then pass "dump to /dev/full (write error): exit 1"
-  else fail_run "dump to /dev/full (write error): expected exit 1 and a message on stderr"; fi
+  if [ "$RC" -eq 1 ] && grep -qx "memtrace dump: writing standard output: No space left on device" "$T/err"
+  then pass "dump to /dev/full (write error): exit 1, the output's error named"
+  else fail_run "dump to /dev/full (write error): expected exit 1 and the write's error on stderr"; fi
+  # a report that cannot be written whole leaves no file behind, and /dev/full
+  # (not a regular file) is left alone
+  for c in pprof speedscope report; do
+    "$CLI" $c "$INPUT" -o /dev/full > "$T/out" 2> "$T/err"; RC=$?
+    if [ "$RC" -eq 1 ] && [ -c /dev/full ] && grep -q "/dev/full: writing: No space left" "$T/err"; then
+      pass "$c -o /dev/full: exit 1, the device kept"
+    else fail_run "$c -o /dev/full: expected exit 1, a message and /dev/full intact"; fi
+  done
 fi
+
+# A file too big for RLIMIT_FSIZE (write fails with EFBIG, SIGXFSZ ignored):
+# exit 1 and no half-written file left. (A real trace: synth-basic's
+# profile fits in the 1 KiB allowed.)
+BIGGER=$CORPUS/traces/real-ocamlopt-1e-5.ctf
+for c in pprof speedscope report; do
+  (trap '' XFSZ; ulimit -f 1; exec "$CLI" $c "$BIGGER" -o "$T/big.$c") > "$T/out" 2> "$T/err"; RC=$?
+  if [ "$RC" -eq 1 ] && grep -q "big.$c: writing: File too large" "$T/err" && [ ! -e "$T/big.$c" ]; then
+    pass "$c: a failed write leaves no file"
+  else fail_run "$c over RLIMIT_FSIZE: expected exit 1, the error, and no file"; fi
+done
+
+# --- one syntax for every command: --opt=value, and -- ----------------------
+# (each pair of command lines must give the same output)
+same_output() {  # same_output DESCRIPTION "ARGS A" "ARGS B" (word-split)
+  local d=$1
+  # shellcheck disable=SC2086
+  "$CLI" $2 > "$T/a.out" 2> "$T/a.err"; local ra=$?
+  # shellcheck disable=SC2086
+  "$CLI" $3 > "$T/b.out" 2> "$T/b.err"; local rb=$?
+  if [ "$ra" -eq 0 ] && [ "$rb" -eq 0 ] && [ -s "$T/a.out" ] && cmp -s "$T/a.out" "$T/b.out"; then
+    pass "$d"
+  else RC="$ra/$rb"; cp "$T/b.err" "$T/err"; cp "$T/b.out" "$T/out"; fail_run "$d: outputs differ"; fi
+}
+same_output "top --limit=2 == top --limit 2" "top --limit 2 $INPUT" "top --limit=2 $INPUT"
+same_output "top --by=line --sort=end" "top --by line --sort end $INPUT" "top --by=line --sort=end $INPUT"
+same_output "diff --limit=1 --by=line" "diff --limit 1 --by line $INPUT $INPUT" "diff --limit=1 --by=line $INPUT $INPUT"
+same_output "live --points=3" "live --points 3 $INPUT" "live --points=3 $INPUT"
+for c in dump info check hotspots flamegraph top live; do
+  same_output "$c -- TRACE" "$c $INPUT" "$c -- $INPUT"
+done
+same_output "diff -- BASE NEW" "diff $INPUT $INPUT" "diff -- $INPUT $INPUT"
+cp "$INPUT" "$T/-dash.ctf"
+cli_abs=$(cd "$(dirname "$CLI")" && pwd)/$(basename "$CLI")
+(cd "$T" && "$cli_abs" info -- -dash.ctf > "$T/out" 2> "$T/err"); RC=$?
+if [ "$RC" -eq 0 ] && grep -q "dash.ctf" "$T/out"; then pass "info -- -dash.ctf: a file whose name starts with -"
+else fail_run "info -- -dash.ctf: expected the file read"; fi
+run copy -- "$T/-dash.ctf" "$T/dash-copy.ctf"
+if [ "$RC" -eq 0 ] && cmp -s "$T/ok.ctf" "$T/dash-copy.ctf"; then pass "copy -- IN OUT"
+else fail_run "copy -- IN OUT: expected the default copy's bytes"; fi
+run pprof --output="$T/eq.pb.gz" -- "$INPUT"
+if [ "$RC" -eq 0 ] && [ -s "$T/eq.pb.gz" ]; then pass "pprof --output=FILE -- TRACE"
+else fail_run "pprof --output=FILE -- TRACE: expected the profile"; fi
+expect_status "top --limit (no value)"   2 top "$INPUT" --limit
+expect_status "top --limit=x"            2 top --limit=x "$INPUT"
+expect_status "run --rate= (empty)"      2 run --rate= true
+expect_status "dump --json=1 (a flag with a value)" 2 dump --json=1 "$INPUT"
+
+# --- the output is never the input -------------------------------------------
+cp "$INPUT" "$T/in.ctf"; cp "$INPUT" "$T/in.html"; ln -s "$T/in.ctf" "$T/link"
+for args in "pprof $T/in.ctf -o $T/in.ctf" "speedscope $T/in.ctf --output=$T/link" \
+            "report $T/in.ctf -o $T/link" "report $T/in.html"; do
+  # shellcheck disable=SC2086
+  run $args
+  if [ "$RC" -eq 2 ] && grep -q "must not be the input" "$T/err" &&
+     cmp -s "$INPUT" "$T/in.ctf" && cmp -s "$INPUT" "$T/in.html"; then
+    pass "memtrace $args: refused, the trace intact"
+  else fail_run "memtrace $args: expected exit 2 and the trace intact"; fi
+done
+
+# --- stdin where TRACE is read twice ------------------------------------------
+for c in flamegraph hotspots live; do
+  "$CLI" $c --live-at peak - < "$INPUT" > "$T/out" 2> "$T/err"; RC=$?
+  if [ "$RC" -eq 2 ] && grep -q "cannot be standard input" "$T/err"; then
+    pass "$c --live-at peak -: usage error"
+  else fail_run "$c --live-at peak -: expected exit 2 and why"; fi
+done
+
+# --- check's result line ------------------------------------------------------
+run check "$missing"
+if [ "$RC" -eq 1 ] && grep -qx "result: *INVALID (could not be read)" "$T/out"; then
+  pass "check of a missing file: INVALID (could not be read)"
+else fail_run "check of a missing file: expected exit 1 and 'INVALID (could not be read)'"; fi
+if [ -f "$CORPUS/malformed/bad-dropped-packet.ctf" ]; then
+  run check "$CORPUS/malformed/bad-dropped-packet.ctf"
+  if [ "$RC" -eq 0 ] && grep -qx "result: *valid, 9 packets skipped" "$T/out"; then
+    pass "check: the result line counts the skipped packets"
+  else fail_run "check of bad-dropped-packet.ctf: expected 'valid, 9 packets skipped'"; fi
+fi
+run frobnicate
+if [ "$RC" -eq 2 ] && [ "$(wc -l < "$T/err")" -eq 2 ] && grep -q "Try 'memtrace --help'" "$T/err"; then
+  pass "unknown command: two lines, not the whole help"
+else fail_run "unknown command: expected exit 2 and a two-line message"; fi
 
 finish
