@@ -152,7 +152,7 @@ int mt_filter_parse_arg(mt_filter *f, int argc, char **argv, int *i,
     case 0:
     case 1:
         if (parse_secs(val, &us))
-            return set_err(err, errlen, opt, val, "seconds >= 0 expected");
+            return set_err(err, errlen, opt, val, "seconds from 0 to 9e12 expected");
         if (k == 0)
             f->has_from = 1, f->from = us;
         else
@@ -180,7 +180,7 @@ int mt_filter_parse_arg(mt_filter *f, int argc, char **argv, int *i,
     case 5:
     case 6:
         if (parse_secs(val, &us))
-            return set_err(err, errlen, opt, val, "seconds >= 0 expected");
+            return set_err(err, errlen, opt, val, "seconds from 0 to 9e12 expected");
         if (k == 5)
             f->has_min_life = 1, f->min_life = us;
         else
@@ -206,6 +206,13 @@ int mt_filter_parse_arg(mt_filter *f, int argc, char **argv, int *i,
         }
         break;
     }
+    /* bounds that no object can meet: a mistake, not an empty report */
+    if (f->has_from && f->has_to && f->from >= f->to)
+        return set_err(err, errlen, opt, val, "--from must be before --to");
+    if (f->has_min_size && f->has_max_size && f->min_size > f->max_size)
+        return set_err(err, errlen, opt, val, "--min-size is above --max-size");
+    if (f->has_min_life && f->has_max_life && f->min_life > f->max_life)
+        return set_err(err, errlen, opt, val, "--min-lifetime is above --max-lifetime");
     *i += used;
     return 1;
 }

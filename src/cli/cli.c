@@ -206,6 +206,17 @@ int cli_parse_trace_out(const char *cmd, void (*show_usage)(FILE *), int argc,
     return -1;
 }
 
+int cli_flush_stdout(const char *cmd, int report)
+{
+    errno = 0;
+    int e = fflush(stdout) != 0 ? errno : 0;
+    if (!e && !ferror(stdout))
+        return 0;
+    if (report)
+        cli_error(cmd, "writing standard output: %s", e ? strerror(e) : "write error");
+    return 1;
+}
+
 void cli_print_diag(void *ctx, mt_diag_kind kind, uint64_t offset,
                     const char *message)
 {

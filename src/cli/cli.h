@@ -111,6 +111,10 @@ int cli_peak_file(const char *cmd, const struct mt_filter *f, const char *path);
 int cli_write_file(const char *cmd, const char *outpath, int (*write)(void *ctx, int fd),
                    void *ctx);
 
+/* Flush stdout; 0, or 1 when it could not be written (said on stderr
+ * when report is nonzero). */
+int cli_flush_stdout(const char *cmd, int report);
+
 /* Diagnostics callback that prints the reader's message on stderr. */
 void cli_print_diag(void *ctx, mt_diag_kind kind, uint64_t offset,
                     const char *message);

@@ -648,11 +648,8 @@ int cmd_check(int argc, char **argv)
             rc = EXIT_DATA;
         }
     }
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-        if (rc == EXIT_OK)
-            cli_error("check", "writing output failed");
+    if (cli_flush_stdout("check", rc == EXIT_OK))
         rc = EXIT_DATA;
-    }
     u64map_free(&s->codes);
     idset_free(&s->live);
     free(s);

@@ -441,11 +441,8 @@ int cmd_info(int argc, char **argv)
             print_stats(stdout, &rep);
         }
     }
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-        if (rc == EXIT_OK)
-            cli_error("info", "writing output failed");
+    if (cli_flush_stdout("info", rc == EXIT_OK))
         rc = EXIT_DATA;
-    }
     u64map_free(&s.minor_live);
     u64map_free(&s.major_multi);
     mt_reader_close(r);

@@ -21,6 +21,12 @@ static int is_std(const char *path)
     return strcmp(path, "-") == 0;
 }
 
+/* OUT in a message. */
+static const char *out_name(const char *out)
+{
+    return is_std(out) ? "standard output" : out;
+}
+
 static int locate(void *ctx, uint64_t code, const mt_location **locs, size_t *n)
 {
     return mt_reader_locations(ctx, code, locs, n) == MT_OK ? 0 : -1;
@@ -81,6 +87,8 @@ static int run_events(cli_rewrite *rw, const cli_rewrite_spec *spec)
             ;                   /* reported by on_event */
         else if (ws != MT_ERR_NOMEM && cli_rewrite_undefined(rw, &ev, 0, &bad))
             cli_error(rw->cmd, "%s: " MT_BAD_CODE_FMT, rw->in, off, (unsigned long long)bad);
+        else if (ws == MT_ERR_IO)       /* the output's fault, not the input's */
+            cli_error(rw->cmd, "%s: %s", out_name(rw->out), mt_writer_error(rw->w));
         else
             cli_error(rw->cmd, "%s: offset %llu: %s", rw->in, off,
                       ws == MT_ERR_NOMEM ? "out of memory" : mt_writer_error(rw->w));
@@ -139,12 +147,12 @@ int cli_rewrite_run(const cli_rewrite_spec *spec)
     char err[256];
     int rc;
     if (mt_writer_open_fd(&rw.w, fd, &info, &wopt, err, sizeof err)) {
-        cli_error(spec->cmd, "%s: %s", spec->out, err);
+        cli_error(spec->cmd, "%s: %s", out_name(spec->out), err);
         rc = EXIT_DATA;
     } else {
         rc = run_events(&rw, spec);
         if (mt_writer_finish(rw.w) != MT_OK && rc == EXIT_OK) {
-            cli_error(spec->cmd, "%s: %s", spec->out, mt_writer_error(rw.w));
+            cli_error(spec->cmd, "%s: %s", out_name(spec->out), mt_writer_error(rw.w));
             rc = EXIT_DATA;
         }
         mt_writer_close(rw.w);

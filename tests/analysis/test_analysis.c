@@ -182,6 +182,31 @@ static void test_filters(void)
     CHECK(mt_filter_parse_arg(&f, 2, other, &i, err, sizeof err) == 0 && i == 0,
           "non-filter option");
     mt_filter_free(&f);
+
+    /* bounds no object can meet, in either order; equal sizes and
+     * lifetimes are a window, equal times are not */
+    char *empty[][4] = {{"--from", "2", "--to", "1"}, {"--to", "1", "--from", "1"},
+                        {"--min-size", "2k", "--max-size", "1k"},
+                        {"--max-lifetime", "1", "--min-lifetime", "1.5"}};
+    for (size_t k = 0; k < sizeof empty / sizeof empty[0]; k++) {
+        mt_filter_init(&f);
+        i = 0;
+        CHECK(mt_filter_parse_arg(&f, 4, empty[k], &i, err, sizeof err) == 1 && i == 2,
+              "%s %s", empty[k][0], empty[k][1]);
+        CHECK(mt_filter_parse_arg(&f, 4, empty[k], &i, err, sizeof err) == -1 &&
+              strstr(err, empty[k][0][2] == 'f' || empty[k][0][2] == 't' ? "--from must be before"
+                                                                        : "is above"),
+              "%s %s %s %s accepted (%s)", empty[k][0], empty[k][1], empty[k][2],
+              empty[k][3], err);
+        mt_filter_free(&f);
+    }
+    char *window[] = {"--min-size", "1k", "--max-size", "1k"};
+    mt_filter_init(&f);
+    i = 0;
+    CHECK(mt_filter_parse_arg(&f, 4, window, &i, err, sizeof err) == 1 &&
+          mt_filter_parse_arg(&f, 4, window, &i, err, sizeof err) == 1 && i == 4,
+          "--min-size 1k --max-size 1k refused: %s", err);
+    mt_filter_free(&f);
 }
 
 static void test_timeline(void)

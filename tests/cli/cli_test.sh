@@ -128,6 +128,16 @@ if [ -w /dev/full ]; then
   if [ "$RC" -eq 1 ] && grep -qx "memtrace dump: writing standard output: No space left on device" "$T/err"
   then pass "dump to /dev/full (write error): exit 1, the output's error named"
   else fail_run "dump to /dev/full (write error): expected exit 1 and the write's error on stderr"; fi
+  for c in info check; do
+    "$CLI" $c "$INPUT" > /dev/full 2> "$T/err"; RC=$?
+    if [ "$RC" -eq 1 ] && grep -qx "memtrace $c: writing standard output: No space left on device" "$T/err"
+    then pass "$c to /dev/full: exit 1, the write's error"
+    else fail_run "$c to /dev/full: expected exit 1 and the write's error"; fi
+  done
+  "$CLI" copy "$INPUT" /dev/full > "$T/out" 2> "$T/err"; RC=$?
+  if [ "$RC" -eq 1 ] && grep -q "^memtrace copy: /dev/full: write failed at offset 0: No space left" "$T/err"
+  then pass "copy to /dev/full: exit 1, the output named"
+  else fail_run "copy to /dev/full: expected exit 1 and a message naming the output"; fi
   # a report that cannot be written whole leaves no file behind, and /dev/full
   # (not a regular file) is left alone
   for c in pprof speedscope report; do
