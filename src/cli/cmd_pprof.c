@@ -6,6 +6,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "analysis/analysis.h"
 #include "cli/cli.h"
@@ -39,7 +40,8 @@ void usage_pprof(FILE *out)
             "for; time and duration are the trace's.\n"
             "\n"
             "Options:\n"
-            "  -o, --output FILE   write the profile to FILE ('-': standard output)\n"
+            "  -o, --output FILE   write the profile to FILE ('-': standard output,\n"
+            "                      not a terminal)\n"
             "  -h, --help          show this help\n"
             "\n");
     mt_filter_help(out);
@@ -74,6 +76,11 @@ int cmd_pprof(int argc, char **argv)
     }
     if ((rc = cli_peak_file("pprof", &f, path)) != 0)
         goto out;
+    if (strcmp(outpath, "-") == 0 && isatty(STDOUT_FILENO)) {   /* (gzip) */
+        rc = cli_usage_error("pprof", "OUT is - and standard output is a terminal: "
+                             "redirect it to a file or a pipe");
+        goto out;
+    }
     rp_profile p;
     memset(&p, 0, sizeof p);
     p.live_as_time = 1;

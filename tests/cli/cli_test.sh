@@ -114,6 +114,10 @@ if command -v script > /dev/null; then
   if [ "$RC" -eq 2 ] && grep -q "standard output is a terminal" "$T/out"; then
     pass "copy to - on a terminal: refused"
   else fail_run "copy to - on a terminal: expected exit 2 and a message"; fi
+  script -qec "$CLI pprof $INPUT -o -" /dev/null > "$T/out" 2>&1; RC=$?
+  if [ "$RC" -eq 2 ] && grep -q "standard output is a terminal" "$T/out"; then
+    pass "pprof -o - on a terminal: refused"
+  else fail_run "pprof -o - on a terminal: expected exit 2 and a message"; fi
 fi
 
 # ... but not to an unwritable one.
