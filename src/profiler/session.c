@@ -79,6 +79,7 @@ _Static_assert(sizeof ds <= 256, "ds lies on one page");
 pthread_mutex_t *const mt_region_mutex = &ds.region_lock;
 static int failed;                     /* a write failure was reported    */
 static int flusher_started;
+static int main_exited;                /* main called pthread_exit: no flusher */
 static pthread_t flusher;
 static pthread_cond_t flusher_cond = PTHREAD_COND_INITIALIZER;
 
@@ -843,10 +844,14 @@ static void *flusher_main(void *arg)
         ts.tv_sec += ns / 1000000000;
         ts.tv_nsec = ns % 1000000000;
         pthread_cond_timedwait(&flusher_cond, &ds.lock, &ts);
+        if (main_exited)        /* see pthread_exit */
+            break;
         if (mt_active && ds.writer)
             drain_all();
         flush_dirty();
     }
+    flusher_started = 0;        /* the sampled paths flush from now on */
+    pthread_mutex_unlock(&ds.lock);
     return NULL;
 }
 
@@ -861,7 +866,7 @@ static create_fn real_create;
  * (maybe_flush). */
 static void start_flusher(void)
 {
-    if (flusher_started || __libc_single_threaded)
+    if (flusher_started || main_exited || __libc_single_threaded)
         return;
     if (!real_create)
         real_create = (create_fn)dlsym(RTLD_NEXT, "pthread_create");
@@ -899,6 +904,33 @@ EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
         mt_leave(t);
     }
     return r;
+}
+
+/* The program's pthread_exit. When the main thread calls it, the process
+ * lives on until its last thread ends, and glibc then calls exit(0); but
+ * glibc counts every thread, the flusher too, which never ends: the
+ * process hung for ever, a zombie main thread and the flusher, with every
+ * signal but SIGKILL blocked. So the flusher ends here, and the threads
+ * left flush from their sampled paths, as a single-threaded program does
+ * (tb_append). */
+typedef void (*exit_fn)(void *);
+EXPORT void pthread_exit(void *ret)
+{
+    static exit_fn real_exit;
+    if (!real_exit)
+        real_exit = (exit_fn)dlsym(RTLD_NEXT, "pthread_exit");
+    if (getpid() == gettid()) {
+        mt_thread *t = &mt_self;
+        mt_enter(t);
+        session_lock();
+        main_exited = 1;
+        pthread_cond_signal(&flusher_cond);
+        session_unlock();
+        mt_leave(t);
+    }
+    real_exit(ret);
+    __builtin_unreachable();    /* (real_exit is found: this library is
+                                 * loaded after libc, which defines it) */
 }
 
 /* ---- start and stop ------------------------------------------------------ */

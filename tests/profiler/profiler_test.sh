@@ -16,12 +16,13 @@ ok() { echo "ok   $*"; }
 line_of() { grep -nF "$2" "$1" | head -1 | cut -d: -f1; }   # line of a marker
 
 # same_run NAME CMD...: CMD plain and under `memtrace run RUNOPTS` (array)
-# give the same stdout and exit status; the trace is $T/NAME.ctf.
+# give the same stdout and exit status; the trace is $T/NAME.ctf. The run
+# is killed after RUN_TIMEOUT seconds (default 240).
 same_run() {
   local name=$1; shift
   "$@" > "$T/$name.plain" 2> "$T/$name.plain.err"
   local want=$?
-  timeout 240 "$CLI" run "${RUNOPTS[@]}" -o "$T/$name.ctf" -- "$@" > "$T/$name.out" 2> "$T/$name.err"
+  timeout -k 10 "${RUN_TIMEOUT:-240}" "$CLI" run "${RUNOPTS[@]}" -o "$T/$name.ctf" -- "$@" > "$T/$name.out" 2> "$T/$name.err"
   local got=$?
   [ "$got" = "$want" ] || { fail "$name: exit status $got under the profiler, $want without"; cat "$T/$name.err"; }
   cmp -s "$T/$name.plain" "$T/$name.out" || { fail "$name: output differs under the profiler"; diff "$T/$name.plain" "$T/$name.out" | head -5; }
@@ -476,6 +477,12 @@ threads)
   same_run cancel "$BIN/profiler_cancel"
   grep -q "^300 threads cancelled$" cancel.out && ok "300 threads cancelled while allocating" ||
     { fail "cancelled threads: $(cat cancel.out)"; cat cancel.err; }
+  # main calling pthread_exit while its threads allocate: the process ends
+  # with the last of them (the flusher thread kept it alive for ever)
+  RUNOPTS=(--every 4096)
+  RUN_TIMEOUT=60 same_run mainexit "$BIN/profiler_mainexit"
+  [ "$(grep -c '^worker [1-4] done$' mainexit.out)" = 4 ] && has_samples mainexit.ctf ||
+    { fail "main's pthread_exit: $(cat mainexit.out)"; cat mainexit.err; }
   # 2000 short threads that each sample: what a thread kept of the region
   # for itself goes back when it ends (it grew to 110 MB with it stranded)
   RUNOPTS=(--every 512)
