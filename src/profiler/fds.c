@@ -11,7 +11,9 @@
  *
  * So the descriptors the profiler keeps open are moved near the top of
  * the soft RLIMIT_NOFILE (at most 1023: higher numbers would grow the
- * kernel's descriptor table), where programs rarely go: the trace's
+ * kernel's descriptor table; into its top quarter under a limit of 256,
+ * as `ulimit -n 64` sets; not at all under 32), where programs rarely
+ * go: the trace's
  * (session.c, which also checks before every write that it is still the
  * trace file), the ELF files libdw keeps open (symbolize.c's find_elf),
  * and libunwind's pipe, through pipe2, which preload.c interposes: a pipe
@@ -27,15 +29,15 @@
 int mt_fd_high(int fd)
 {
     /* The lowest number to move to: 64 numbers for the profiler's few below
-     * the top (-1: a limit too low to bother). Worked out once; two threads
-     * doing so at once get the same value. */
+     * the top, or a quarter of a lower limit (-1: a limit too low to bother).
+     * Worked out once; two threads doing so at once get the same value. */
     static int low;
     if (!low) {
         struct rlimit rl;
         rlim_t top = 1024;
         if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < top)
             top = rl.rlim_cur;
-        low = top >= 256 ? (int)top - 64 : -1;
+        low = top >= 256 ? (int)top - 64 : top >= 32 ? (int)(top - top / 4) : -1;
     }
     if (fd < 0 || low < 0 || fd >= low)
         return fd;

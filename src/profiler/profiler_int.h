@@ -159,8 +159,14 @@ void *__libc_pvalloc(size_t);
 #define MT_MAX_FRAMES 256
 /* (mt_unwind itself is in unwind.h) */
 MT_HIDDEN const char *mt_unwind_name(void);
-/* Text range of this library, so its frames can be dropped. */
+/* Text range of this library, so its frames can be dropped; the unwinder
+ * chosen by MEMTRACE_UNWIND. */
 MT_HIDDEN void mt_unwind_init(void);
+/* libunwind's set-up, at the first session's start (under the session
+ * lock), not at load: it opens its memory-validation pipe then, two
+ * descriptors that a process not traced (MEMTRACE unset, or its trace
+ * could not be opened) would lose for nothing. */
+MT_HIDDEN void mt_unwind_start(void);
 /* Around dlclose (unwind.c's comment says why): the loaded objects'
  * segments before it (*n is SIZE_MAX if they could not all be listed);
  * after it, under the session lock, those that are gone are remembered,

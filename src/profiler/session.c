@@ -1028,6 +1028,7 @@ static int start_locked(const char *path, double rate, const char *context,
         return -1;
     }
     ds.writer = w;
+    mt_unwind_start();
     snprintf(trace_path, sizeof trace_path, "%s", path);
     session_rate = rate;
     mt_coef = mt_sampler_coef(rate);

@@ -135,8 +135,15 @@ void mt_unwind_init(void)
         mt_unwind_checking = 1;
     else if (u && strcmp(u, "libunwind") == 0)  /* unw_backtrace alone */
         fast_off = 1;
-    if (mt_unwinder != MT_UNWIND_GCC)
-        unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+}
+
+void mt_unwind_start(void)
+{
+    static int done;
+    if (done || mt_unwinder == MT_UNWIND_GCC)
+        return;
+    done = 1;
+    unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
 }
 
 const char *mt_unwind_name(void)

@@ -643,6 +643,24 @@ fds)
     [ "$(grep -c "^memtrace:" fdsclose.err)" = 1 ] &&
     ok "all fds closed by the program: its files as written, one line" ||
     { fail "all fds closed by the program"; cat fdsclose.out fdsclose.err; }
+  # Loaded but not tracing (MEMTRACE unset, or its file cannot be opened):
+  # not one descriptor of the program's taken (libunwind's pipe was open)
+  ls /proc/self/fd > fds.plain
+  LD_PRELOAD=$PRELOAD ls /proc/self/fd > fds.unset 2> /dev/null
+  LD_PRELOAD=$PRELOAD MEMTRACE=/nonexistent/x.ctf ls /proc/self/fd > fds.nofile 2> /dev/null
+  cmp -s fds.plain fds.unset && cmp -s fds.plain fds.nofile &&
+    ok "untraced: the same descriptors as without the library ($(tr '\n' ' ' < fds.plain))" ||
+    fail "untraced: descriptors $(tr '\n' ' ' < fds.unset) / $(tr '\n' ' ' < fds.nofile), without the library $(tr '\n' ' ' < fds.plain)"
+  # Under `ulimit -n 64` the profiler's descriptors (trace, pipe, ELF files:
+  # those the traced ls has and the plain one has not) go to the top
+  # quarter, 48-63
+  bash -c "ulimit -n 64; ls /proc/self/fd" | sort > fds.lowplain
+  bash -c "ulimit -n 64; LD_PRELOAD=$PRELOAD MEMTRACE=$T/low.ctf MEMTRACE_RATE=1 ls /proc/self/fd" |
+    sort > fds.low
+  comm -13 fds.lowplain fds.low > fds.ours
+  [ "$(awk '$1 < 48 || $1 >= 64' fds.ours | wc -l)" = 0 ] && [ "$(wc -l < fds.ours)" -ge 3 ] &&
+    ok "ulimit -n 64: the profiler's descriptors at 48-63 ($(tr '\n' ' ' < fds.ours))" ||
+    fail "ulimit -n 64: the profiler's descriptors $(tr '\n' ' ' < fds.ours)"
   ;;
 
 real_programs)
