@@ -33,6 +33,9 @@
 #include "trace/packet.h"
 
 #define CHUNK (256 * 1024)         /* bytes asked of read() at a time       */
+/* (the reference's message names the check; this says what failed) */
+#define BAD_CACHE " (the packet header's check of the backtrace cache failed: " \
+                  "the trace was damaged or cut before this packet)"
 #define SLACK 128                  /* readable bytes kept after valid data  */
 #define BUF_DATA (CHUNK + 2 * MT_MAX_PACKET)
 #define MAX_DOMAINS 128            /* v003 domains one trace may use        */
@@ -230,7 +233,7 @@ static int read_header(mt_reader *r, mt_header *h, int *at_eof, int verify)
     if (verify && r->max_version < 3 && !r->skip_bt &&
         !mt_btr_verify(&r->doms[0]->bt, h->verify_ix, h->verify_pred,
                        h->verify_val))
-        return fail(r, MT_ERR_FORMAT, off, "malformed trace: cache verification");
+        return fail(r, MT_ERR_FORMAT, off, "malformed trace: cache verification" BAD_CACHE);
     char buf[80];
     const char *bad = mt_header_check(h, r->max_version, buf, sizeof buf);
     if (bad)
@@ -294,7 +297,8 @@ static int read_info(mt_reader *r)
         info->context = *ctx ? ctx : NULL;
     }
     if (p != end)
-        return fail(r, MT_ERR_FORMAT, off, "malformed trace: trace info packet done");
+        return fail(r, MT_ERR_FORMAT, off, "malformed trace: trace info packet done "
+                    "(bytes after the trace info's last field)");
     info->start_time = (int64_t)h.time_begin;
     info->format_version = h.version;
     info->initial_domain = h.domain;
@@ -363,7 +367,7 @@ static int next_packet(mt_reader *r)
                 if (!r->skip_bt && !mt_btr_verify(&d->bt, h.verify_ix,
                                                   h.verify_pred, h.verify_val))
                     return fail(r, MT_ERR_FORMAT, off,
-                                "malformed trace: cache verification");
+                                "malformed trace: cache verification" BAD_CACHE);
                 r->alloc_id = aib;
             }
             r->cur = d;
@@ -504,7 +508,8 @@ static int next_slow(mt_reader *r, mt_event *ev)
                 r->in_packet = 0;
                 if (r->id_end != r->alloc_id)
                     return fail(r, MT_ERR_FORMAT, r->pkt_off,
-                                "malformed trace: alloc id sync");
+                                "malformed trace: alloc id sync (the packet's allocations "
+                                "do not match the id range its header gives)");
             }
             int st = next_packet(r);
             if (st)
@@ -515,7 +520,8 @@ static int next_slow(mt_reader *r, mt_event *ev)
         uint32_t word = mt_ld32(p);
         uint64_t t = mt_event_time((uint64_t)r->tb, word);
         if ((int64_t)t < r->tb || (int64_t)t > r->te)
-            return fail(r, MT_ERR_FORMAT, off, "malformed trace: time in packet bounds");
+            return fail(r, MT_ERR_FORMAT, off, "malformed trace: time in packet bounds "
+                        "(an event's time outside its packet's time range)");
         domain_state *d = r->cur;
         if ((int64_t)t < d->last_ts)
             return fail(r, MT_ERR_FORMAT, off, "malformed trace: monotone timestamps");
@@ -549,8 +555,10 @@ static int next_slow(mt_reader *r, mt_event *ev)
                             "malformed trace: event runs past its packet");
             if (delta < 0 && (code == MT_EV_PROMOTE || r->max_version < 3))
                 return fail(r, MT_ERR_FORMAT, off, code == MT_EV_PROMOTE
-                            ? "malformed trace: promote id sync"
-                            : "malformed trace: collect id sync");
+                            ? "malformed trace: promote id sync (a promote of an "
+                              "object not yet allocated)"
+                            : "malformed trace: collect id sync (a collect of an "
+                              "object not yet allocated)");
             r->p = q;
             ev->kind = code == MT_EV_PROMOTE ? MT_EVENT_PROMOTE : MT_EVENT_COLLECT;
             ev->id = (int64_t)((uint64_t)r->alloc_id - 1 - (uint64_t)delta);
