@@ -254,7 +254,10 @@ int cmd_diff(int argc, char **argv)
             mt_fmt_bytes(b1, sizeof b1, w->a0);
             mt_fmt_bytes(b2, sizeof b2, w->a1);
             sbytes(b3, sizeof b3, w->e1 - w->e0);
-            out_printf(&o, "%12s %11s %11s %12s  %s\n", b0, b1, b2, b3, w->name);
+            char *tmp;
+            out_printf(&o, "%12s %11s %11s %12s  %s\n", b0, b1, b2, b3,
+                       out_clean(w->name, &tmp));
+            free(tmp);
         }
         if (shown < nrows)
             out_printf(&o, "... %zu more sites (--limit 0 shows all)\n", nrows - shown);

@@ -237,8 +237,11 @@ int cmd_live(int argc, char **argv)
     } else {
         char b1[32], b2[32], b3[32], ts[32];
         mt_fmt_secs(ts, sizeof ts, end);
+        char *tmp;
         out_printf(&o, "Trace %s: %s [%lld], sample rate %g, %d-bit words, %s\n\n",
-             path, exe, (long long)info.pid, info.sample_rate, info.word_size, ts);
+             path, out_clean(exe, &tmp), (long long)info.pid, info.sample_rate,
+             info.word_size, ts);
+        free(tmp);
         out_printf(&o, "%14s %11s %11s %11s\n", "TIME", "ALLOCATED", "COLLECTED", "LIVE");
         for (long k = 0; k < points; k++) {
             mt_fmt_secs(ts, sizeof ts, ta[3 * k]);

@@ -141,8 +141,10 @@ static void report(mt_out *o, const mt_site_report *r, const char *path,
     char b1[32], b2[32], b3[32], ts[32], te[32];
     mt_fmt_secs(te, sizeof te, r->end);
     mt_fmt_secs(ts, sizeof ts, r->peak_time);
+    char *tmp;
     out_printf(o, "Trace %s: %s [%lld], sample rate %g, %d-bit words, %s\n", path,
-         r->executable, (long long)r->pid, r->sample_rate, r->word_size, te);
+         out_clean(r->executable, &tmp), (long long)r->pid, r->sample_rate, r->word_size, te);
+    free(tmp);
     mt_fmt_bytes(b1, sizeof b1, total);
     mt_fmt_bytes(b2, sizeof b2, bytes(r, t->total.peak));
     mt_fmt_bytes(b3, sizeof b3, bytes(r, t->total.end));
@@ -164,7 +166,8 @@ static void report(mt_out *o, const mt_site_report *r, const char *path,
         /* the ± sign is two bytes of UTF-8 but one column */
         out_printf(o, "%11s %*s %5.1f%% %11s %11s %8lld  %s\n", b1, err[0] ? 6 : 5, err,
              total > 0 ? 100. * a / total : 0., b2, b3, (long long)s->alloc,
-             s->name);
+             out_clean(s->name, &tmp));
+        free(tmp);
         out_maybe_flush(o);
     }
     if (shown < t->n) {

@@ -133,3 +133,26 @@ void out_printf(mt_out *o, const char *fmt, ...)
     out_mem(o, big, (size_t)k);
     free(big);
 }
+
+const char *out_clean(const char *s, char **tmp)
+{
+    *tmp = NULL;
+    size_t n = 0, bad = 0;
+    for (; s[n]; n++)
+        bad += (unsigned char)s[n] < 0x20 || s[n] == 0x7f;
+    if (!bad)
+        return s;
+    char *c = malloc(n + 3 * bad + 1), *p = c;
+    if (!c)
+        return "?";
+    for (const char *q = s; *q; q++) {
+        unsigned char b = (unsigned char)*q;
+        if (b < 0x20 || b == 0x7f)
+            p += sprintf(p, "\\x%02x", b);
+        else
+            *p++ = (char)b;
+    }
+    *p = 0;
+    *tmp = c;
+    return c;
+}

@@ -53,6 +53,13 @@ static inline void out_maybe_flush(mt_out *o)
 /* printf into the buffer (any length). */
 void out_printf(mt_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* s for a terminal: as it is when it has no control character (C0 or
+ * DEL), else a copy in *tmp (malloc'd; the caller frees it) with each one
+ * written \xHH, so a trace's names cannot send the terminal escape
+ * sequences; "?" when that copy cannot be made. The reports that must be
+ * the reference's byte for byte (dump, flamegraph, hotspots) do not use it. */
+const char *out_clean(const char *s, char **tmp);
+
 /* Decimal of v into p, left-padded with '0' to width (printf "%0*lld"
  * semantics: the '-' counts toward the width). Returns chars written. */
 size_t fmt_int_pad(char *p, int64_t v, int width, char pad);

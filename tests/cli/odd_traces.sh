@@ -31,6 +31,7 @@ cmds=("dump" "info" "info --json" "check" "flamegraph" "flamegraph --inverted"
       "pprof --min-lifetime 1 --source major" "speedscope --not-in f3"
       "diff --source external")
 
+escaped_seen=0   # seeds whose top lists the name with control bytes
 for seed in $(seq 1 "$seeds"); do
   tr=$T/odd-$seed.ctf
   if ! counts=$("$GEN" "$tr" "$seed"); then
@@ -79,6 +80,16 @@ for seed in $(seq 1 "$seeds"); do
           { fail "seed $seed: check does not count $events events, $allocs allocs"; show_out 8; bad=1; } ;;
       copy)
         cmp -s "$tr" "$T/out.ctf" || { fail "seed $seed: copy is not byte-identical"; bad=1; } ;;
+      top|live|diff)
+        # text for a terminal: the names' control bytes escaped (\xHH), and
+        # the one name with them shown so
+        if tr -d '\n' < "$T/out" | LC_ALL=C grep -q '[[:cntrl:]]'; then
+          fail "seed $seed: memtrace $c prints control characters"; bad=1
+        fi
+        if [ "$c" = top ] && grep -qF 'q"b\s' "$T/out"; then
+          if grep -qF 'q"b\s\x09c\x01</script>' "$T/out"; then escaped_seen=$((escaped_seen + 1))
+          else fail "seed $seed: top does not show the name escaped"; show_out 12; bad=1; fi
+        fi ;;
     esac
   done
   # v002 -> v003 -> v002
@@ -89,5 +100,7 @@ for seed in $(seq 1 "$seeds"); do
   fi
   [ "$bad" -eq 0 ] && pass "seed $seed: $events events, every command"
 done
+if [ "$escaped_seen" -gt 0 ]; then pass "top showed the name with control bytes escaped ($escaped_seen seeds)"
+else fail "no seed's top listed the name with control bytes: the escaping went untested"; fi
 
 finish
