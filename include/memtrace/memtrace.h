@@ -48,7 +48,8 @@ enum {
     MT_ERR_IO = -3,         /* read/write/open failed (errno in the message) */
     MT_ERR_NOMEM = -4,      /* out of memory                                 */
     MT_ERR_ARG = -5,        /* invalid argument or call sequence             */
-    MT_ERR_LOCATION = -6,   /* lookup of a location code never defined       */
+    MT_ERR_LOCATION = -6,   /* lookup of a location code never defined; the
+                               writer: a code written with no location     */
     MT_ERR_PID_CHANGED = -7,/* writer: the process forked; nothing written   */
     MT_ERR_UNSUPPORTED = -8 /* valid but outside what this build handles     */
 };
@@ -208,13 +209,16 @@ typedef int (*mt_sink_fn)(void *ctx, const void *buf, size_t len);
  * first time a code is seen, and again if it was evicted from the codec's
  * cache). Set *locs and *n to the code's locations, outermost first; they must
  * stay valid until the callback is called again or the writer call returns.
- * Return 0, or nonzero to make the writer call fail with MT_ERR_ARG. */
+ * A NULL filename or function is written as "". Return 0; nonzero (or NULL
+ * *locs with *n > 0) defines the code with no location, and the writer
+ * call returns MT_ERR_LOCATION after writing its event. */
 typedef int (*mt_locate_fn)(void *ctx, uint64_t code,
                             const mt_location **locs, size_t *n);
 
 typedef struct mt_writer_options {
     int format_version;          /* 2 (default when 0) or 3 (single domain)   */
-    int domain;                  /* v3: the domain written in every header    */
+    int domain;                  /* v3: the domain written in every header,
+                                    0 to 65535 (else MT_ERR_ARG)             */
     int no_fork_check;           /* nonzero: do not compare getpid() at flush */
 } mt_writer_options;
 
@@ -235,9 +239,12 @@ MT_API int mt_writer_open_sink(mt_writer **out, mt_sink_fn sink, void *sink_ctx,
  * callstack[0] is the allocation site, callstack[n-1] the outermost frame
  * (callee first, as unwinders produce it). Codes must be nonzero and in the
  * canonical 63-bit form; length and nsamples must fit the format's 63-bit
- * integers (-2^62 <= v < 2^62), else MT_ERR_ARG and nothing is written.
- * locate is called for codes the codec must define.
- * On success *id (if non-NULL) gets the allocation's object id. */
+ * integers (-2^62 <= v < 2^62); time must not be below the previous event's
+ * (or the trace's start_time): else MT_ERR_ARG, nothing is written and the
+ * writer stays usable. locate is called for codes the codec must define.
+ * On success *id (if non-NULL) gets the allocation's object id; so it does
+ * with MT_ERR_LOCATION (the event was written, see mt_locate_fn), which
+ * leaves the writer usable too. */
 MT_API int mt_writer_alloc(mt_writer *w, int64_t time, int64_t length,
                     int64_t nsamples, mt_source source,
                     const uint64_t *callstack, size_t n,
@@ -245,7 +252,8 @@ MT_API int mt_writer_alloc(mt_writer *w, int64_t time, int64_t length,
 
 /* Promotion (minor to major heap) and collection of an earlier allocation.
  * id must be smaller than the next allocation's id, and no more than 2^62
- * below it (the event stores the difference in 63 bits). */
+ * below it (the event stores the difference in 63 bits); time as for
+ * mt_writer_alloc. Else MT_ERR_ARG, nothing written, the writer usable. */
 MT_API int mt_writer_promote(mt_writer *w, int64_t time, int64_t id);
 MT_API int mt_writer_collect(mt_writer *w, int64_t time, int64_t id);
 
@@ -262,8 +270,12 @@ MT_API int mt_writer_finish(mt_writer *w);
  * NULL is ok. */
 MT_API int mt_writer_close(mt_writer *w);
 
-/* Message of the last error ("" if none). After an I/O error or a pid change
- * the writer refuses further events (it never writes a partial packet). */
+/* Message of the last error ("" if none; "writer finished" once finished
+ * without error, as events are then refused). After an I/O error or a pid
+ * change the writer refuses further events (it never writes a partial
+ * packet). The writer calls write(2) on its descriptor: writing to a pipe
+ * or socket whose reader has gone raises SIGPIPE, which kills a process
+ * that does not ignore it (ignored, the call fails with MT_ERR_IO). */
 MT_API const char *mt_writer_error(const mt_writer *w);
 
 /* Id the next allocation will get. */

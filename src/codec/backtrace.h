@@ -69,9 +69,11 @@ static inline uint8_t *mt_btw_hitword(uint8_t *p, unsigned anchor, unsigned k)
 
 /* Encode cs[hi], cs[hi-1], ..., cs[0] (cs is callee first; hi may be -1)
  * at out for allocation `id`; out must have room for MT_BT_MAX_LENGTH bytes.
- * Codes that missed the cache are appended to misses[] (capacity
- * MT_BT_MAX_MISSES). Returns the number of codewords (*len gets the bytes
- * written), or -1 for a code that is 0 or not in canonical 63-bit form.
+ * Every code must be nonzero and in canonical 63-bit form (the writer checks
+ * them first, so that a refused call changes nothing; an empty bucket holds
+ * 0, which therefore never matches). Codes that missed the cache are
+ * appended to misses[] (capacity MT_BT_MAX_MISSES). Returns the number of
+ * codewords (*len gets the bytes written).
  *
  * The state machine of spec 6.4, written with gotos because that is how the
  * spec states it (NOPRED, HIT, PRED) and the transitions stay checkable
@@ -95,11 +97,6 @@ nopred:
     if (pos < 0 || cur > limit)
         goto done;
     x = cs[pos];
-    if (x == 0 || mt_canon(x) != x) {
-        *len = (size_t)(cur - out);     /* (defined on every path) */
-        *nmisses = nm;
-        return -1;
-    }
     {
         unsigned b1 = mt_bt_hash1(x), b2 = mt_bt_hash2(x);
         if (value[b1] == x) {
@@ -141,7 +138,7 @@ pred:
     x = cs[pos];
     {
         unsigned q = next[p];
-        if (value[q] == x && x != 0) {
+        if (value[q] == x) {
             if (k == 255) {
                 cur = mt_btw_hitword(cur, anchor, 255);
                 h = q;

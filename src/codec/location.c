@@ -93,11 +93,19 @@ static int names_encode(mt_mtfw_names *t, const char *s, unsigned *slot,
     return MT_MTF_NEW;
 }
 
+/* A name as written: NULL (a caller's location callback may give it) is
+ * the empty name. */
+static const char *name_of(const char *s)
+{
+    return s ? s : "";
+}
+
 size_t mt_locw_max_size(const mt_location *locs, size_t n)
 {
     size_t total = 9;
     for (size_t i = 0; i < n; i++)
-        total += 6 + strlen(locs[i].filename) + 1 + strlen(locs[i].function) + 1;
+        total += 6 + strlen(name_of(locs[i].filename)) + 1 +
+                 strlen(name_of(locs[i].function)) + 1;
     return total;
 }
 
@@ -114,14 +122,15 @@ size_t mt_locw_encode(mt_locw *w, uint8_t *out, uint64_t code,
     p += 9;
     for (size_t i = 0; i < n; i++) {
         const mt_location *l = &locs[i];
+        const char *file = name_of(l->filename), *fn = name_of(l->function);
         unsigned fslot, dslot;
         int fresh;
-        int fcode = names_encode(&w->files, l->filename, &fslot, &fresh);
+        int fcode = names_encode(&w->files, file, &fslot, &fresh);
         if (fcode < 0)
             return 0;
         if (fresh)
             names_clear(&w->defs[fslot]);   /* a new file starts empty (5.4) */
-        int dcode = names_encode(&w->defs[fslot], l->function, &dslot, &fresh);
+        int dcode = names_encode(&w->defs[fslot], fn, &dslot, &fresh);
         if (dcode < 0)
             return 0;
         uint64_t packed = mt_loc_pack(clamp(l->line, MT_LINE_MAX),
@@ -132,13 +141,13 @@ size_t mt_locw_encode(mt_locw *w, uint8_t *out, uint64_t code,
         mt_st16(p + 4, (uint16_t)(packed >> 32));
         p += 6;
         if (fcode == MT_MTF_NEW) {
-            size_t len = strlen(l->filename) + 1;
-            memcpy(p, l->filename, len);
+            size_t len = strlen(file) + 1;
+            memcpy(p, file, len);
             p += len;
         }
         if (dcode == MT_MTF_NEW) {
-            size_t len = strlen(l->function) + 1;
-            memcpy(p, l->function, len);
+            size_t len = strlen(fn) + 1;
+            memcpy(p, fn, len);
             p += len;
         }
     }

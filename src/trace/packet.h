@@ -15,6 +15,7 @@
 #define MT_MAX_PACKET 32768          /* largest packet, header included       */
 #define MT_MAX_EVENT 4196            /* space the writer keeps for one event  */
 #define MT_PACKET_MAX_TIME 30000000  /* us a packet may span                  */
+#define MT_MAX_BACKTRACE (1u << 20)  /* longest backtrace read or written     */
 
 /* Event codes (spec 3.3). */
 enum {

@@ -39,7 +39,6 @@
 #define SLACK 128                  /* readable bytes kept after valid data  */
 #define BUF_DATA (CHUNK + 2 * MT_MAX_PACKET)
 #define MAX_DOMAINS 128            /* v003 domains one trace may use        */
-#define MAX_FRAMES (1u << 20)      /* longest backtrace accepted            */
 
 typedef struct domain_state {
     unsigned id;
@@ -180,7 +179,7 @@ static domain_state *domain(mt_reader *r, unsigned id)
     d->id = id;
     d->last_ts = r->info.start_time;
     mt_locr_init(&d->mtf);
-    d->last.limit = MAX_FRAMES;
+    d->last.limit = MT_MAX_BACKTRACE;
     /* room for what the fast path may write without checking: 255
      * codewords of 256 frames after a prefix of up to 252 (fast_one) */
     if (mt_frames_reserve(&d->last, 65536 + 4096)) {
@@ -482,7 +481,7 @@ static int read_backtrace(mt_reader *r, const uint8_t **pp, unsigned ncw,
                           "malformed trace: backtrace runs past its packet")
                    : fail(r, MT_ERR_UNSUPPORTED, off,
                           "backtrace longer than %u frames (or out of memory)",
-                          MAX_FRAMES);
+                          MT_MAX_BACKTRACE);
     if (!stale)
         f->len = (size_t)len;
     ev->backtrace = f->v;
@@ -499,8 +498,8 @@ static int next_slow(mt_reader *r, mt_event *ev)
         return MT_ERR_ARG;
     if (r->status)
         return r->status;
-    if (!r->opened)
-        return r->status = MT_ERR_ARG;
+    if (!r->opened)             /* (not kept: opening next is fine) */
+        return MT_ERR_ARG;
     for (;;) {
         const uint8_t *p = r->p;
         if (p >= r->pend) {

@@ -96,6 +96,15 @@ int reject(mt_writer *w, const char *fmt, ...)
     return MT_ERR_ARG;
 }
 
+/* An event earlier than the last one (or than the trace's start): the
+ * reader would reject the trace ("Monotone timestamps"). */
+static __attribute__((cold, noinline)) int reject_time(mt_writer *w, int64_t time)
+{
+    return reject(w, "event time %lld us is before the previous event's (or the trace "
+                  "start's), %lld us: times must not decrease", (long long)time,
+                  (long long)w->t_end);
+}
+
 /* ---- output ----------------------------------------------------------- */
 
 static int fd_sink(void *ctx, const void *data, size_t len)
@@ -214,7 +223,9 @@ static int flush_at(mt_writer *w, int64_t now)
 static inline __attribute__((always_inline)) int begin_event(mt_writer *w, int64_t now,
                                                         unsigned code)
 {
-    if (w->pos > w->pos_limit || now - w->t_start > MT_PACKET_MAX_TIME ||
+    /* (unsigned: now >= t_start, and the difference of extreme times
+     * would overflow int64_t) */
+    if (w->pos > w->pos_limit || (uint64_t)now - (uint64_t)w->t_start > MT_PACKET_MAX_TIME ||
         w->next_id >= w->chunk_end) {
         if (flush_at(w, now))
             return w->status;
@@ -227,16 +238,22 @@ static inline __attribute__((always_inline)) int begin_event(mt_writer *w, int64
 
 /* ---- locations -------------------------------------------------------- */
 
+/* Define code (a cache miss of the event just encoded) with the records
+ * locate gives. Returns 0; 1 when locate failed or gave no records for a
+ * nonzero count, and the code was defined with none (the event is written
+ * already: the trace stays whole, and the caller says so); or the status
+ * of a failure (no memory). */
 static int add_pending(mt_writer *w, uint64_t code, mt_locate_fn locate,
                        void *ctx)
 {
     const mt_location *locs = NULL;
     size_t n = 0;
-    if (locate && locate(ctx, code, &locs, &n) != 0)
-        return fail(w, MT_ERR_ARG, "location callback failed for code %lld",
-                    (long long)code);
-    if (n && !locs)
-        return fail(w, MT_ERR_ARG, "location callback gave no records");
+    int lost = 0;
+    if ((locate && locate(ctx, code, &locs, &n) != 0) || (n && !locs)) {
+        locs = NULL;
+        n = 0;
+        lost = 1;
+    }
     if (w->pend_cap - w->pend_len < MT_LOC_MAX_LENGTH) {
         size_t cap = w->pend_cap ? w->pend_cap * 2 : 65536;
         uint8_t *p = realloc(w->pend, cap);
@@ -260,7 +277,7 @@ static int add_pending(mt_writer *w, uint64_t code, mt_locate_fn locate,
     w->pend_size[w->npending++] = (uint32_t)len;
     if (w->npending > PENDING_MAX)
         w->pos_limit = 0;        /* the next event flushes them */
-    return 0;
+    return lost;
 }
 
 /* ---- events ----------------------------------------------------------- */
@@ -307,8 +324,15 @@ int mt_writer_alloc(mt_writer *w, int64_t time, int64_t length,
         return MT_ERR_ARG;
     if (w->status)
         return w->status;
-    if ((unsigned)source > MT_SOURCE_EXTERNAL || (n && !cs))
-        return reject(w, "invalid source %u or NULL callstack", (unsigned)source);
+    if ((unsigned)source > MT_SOURCE_EXTERNAL)
+        return reject(w, "invalid source %u", (unsigned)source);
+    if (n && !cs)
+        return reject(w, "NULL callstack of %zu frames", n);
+    if (n > MT_MAX_BACKTRACE)
+        return reject(w, "callstack of %zu frames: readers take %u at most", n,
+                      MT_MAX_BACKTRACE);
+    if (time < w->t_end)
+        return reject_time(w, time);
     if (!both_fit63(length, nsamples))
         return reject(w, "length %lld or sample count %lld out of the format's 63-bit range",
                       (long long)length, (long long)nsamples);
@@ -348,8 +372,22 @@ int mt_writer_alloc(mt_writer *w, int64_t time, int64_t length,
         common++;
 walked:;
     size_t new_len = n - common;
-    if (new_len)                  /* (cs may be NULL when n is 0) */
-        memcpy(b - n, cs, new_len * sizeof *cs);
+    /* The new frames are stored and checked in one pass (the shared ones
+     * were checked when they were new; a code is canonical when its bits 63
+     * and 62 are equal). A bad one is refused before the codec's cache or
+     * the packet changes; the previous callstack is forgotten then (the
+     * next event's stack shares no frames with it: another encoding, as
+     * valid, of a stream the reference never sees). */
+    uint64_t bad = 0, *to = b - n;
+    for (size_t i = 0; i < new_len; i++) {
+        uint64_t x = cs[i];
+        bad |= (uint64_t)(x == 0) | (x ^ x << 1) >> 63;
+        to[i] = x;
+    }
+    if (bad) {
+        w->prev_len = 0;
+        return reject(w, "location code 0 or not in 63-bit form in the callstack");
+    }
     w->prev_len = n;
 
     int is_short = length >= 1 && length <= 16 && source == MT_SOURCE_MINOR &&
@@ -377,19 +415,26 @@ walked:;
     int ncw = new_len ? mt_btw_encode(&w->bt, cs, (long)new_len - 1, id, p, &bt_len,
                                       w->misses, &nmisses)
                       : 0;
-    if (ncw < 0)
-        return fail(w, MT_ERR_ARG,
-                    "location code 0 or not in 63-bit form in callstack");
     if (is_short)
         *count = (uint8_t)ncw;
     else
         mt_st16(count, (uint16_t)ncw);
     w->pos = (size_t)(p + bt_len - w->buf);
-    for (size_t i = 0; i < nmisses; i++)
-        if (add_pending(w, w->misses[i], locate, locate_ctx))
-            return w->status;
+    uint64_t lost = 0;
+    for (size_t i = 0; i < nmisses; i++) {
+        int st = add_pending(w, w->misses[i], locate, locate_ctx);
+        if (st < 0)
+            return st;
+        if (st)
+            lost = lost ? lost : w->misses[i];
+    }
     if (id_out)
         *id_out = id;
+    if (lost) {
+        snprintf(w->err, sizeof w->err, "location callback failed for code %llu: "
+                 "written with no location", (unsigned long long)lost);
+        return MT_ERR_LOCATION;
+    }
     return 0;
 }
 
@@ -400,6 +445,8 @@ static int put_delta(mt_writer *w, int64_t time, int64_t id, unsigned code,
         return MT_ERR_ARG;
     if (w->status)
         return w->status;
+    if (time < w->t_end)
+        return reject_time(w, time);
     /* delta = next_id - 1 - id, in unsigned arithmetic (no overflow): one
      * test for id >= next_id (the delta wraps around) and for ids more than
      * 2^62 below next_id (a delta out of the 63-bit range) */
@@ -497,6 +544,10 @@ static int open_common(mt_writer **out, mt_sink_fn sink, void *sink_ctx,
                                        : "format version must be 2 or 3");
         return MT_ERR_ARG;
     }
+    if (version >= 3 && opt && (opt->domain < 0 || opt->domain > 0xFFFF)) {
+        set_err(errbuf, errsize, "domain must be 0 to 65535 (a header's 16 bits)");
+        return MT_ERR_ARG;
+    }
     if (!(info->sample_rate > 0 && info->sample_rate <= 1) ||
         (info->word_size != 64 && info->word_size != 32)) {
         set_err(errbuf, errsize,
@@ -548,7 +599,7 @@ int mt_writer_open_fd(mt_writer **out, int fd, const mt_trace_info *info,
                       size_t errbuf_size)
 {
     if (!out || fd < 0) {
-        set_err(errbuf, errbuf_size, "invalid file descriptor");
+        set_err(errbuf, errbuf_size, out ? "invalid file descriptor" : "no handle pointer");
         if (out)
             *out = NULL;
         return MT_ERR_ARG;
@@ -562,7 +613,7 @@ int mt_writer_open_sink(mt_writer **out, mt_sink_fn sink, void *sink_ctx,
                         size_t errbuf_size)
 {
     if (!out || !sink) {
-        set_err(errbuf, errbuf_size, "no sink given");
+        set_err(errbuf, errbuf_size, out ? "no sink given" : "no handle pointer");
         if (out)
             *out = NULL;
         return MT_ERR_ARG;

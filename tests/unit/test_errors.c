@@ -370,6 +370,39 @@ static int locate_fail(void *ctx, uint64_t code, const mt_location **l, size_t *
     return -1;
 }
 
+/* Names NULL: the writer must take them as empty. */
+static int locate_null_names(void *ctx, uint64_t code, const mt_location **l, size_t *n)
+{
+    static const mt_location nul = {NULL, NULL, 7, 1, 2};
+    (void)ctx;
+    (void)code;
+    *l = &nul;
+    *n = 1;
+    return 0;
+}
+
+/* s's trace reads back whole: n events, and code has nloc locations (the
+ * one of locate_ok, or locate_null_names's with empty names). */
+static void written_back(const msink *s, int n, uint64_t code, size_t nloc)
+{
+    mt_reader *r = mt_reader_create(NULL);
+    CHECK_EQ(mt_reader_open_memory(r, s->p, s->len), MT_OK);
+    mt_event ev;
+    int got = 0, st;
+    while ((st = mt_reader_next(r, &ev)) == MT_OK)
+        got++;
+    CHECK_EQ(st, MT_EOF);
+    CHECK_EQ(got, n);
+    const mt_location *l = NULL;
+    size_t k = 99;
+    CHECK_EQ(mt_reader_locations(r, code, &l, &k), MT_OK);
+    CHECK_EQ(k, nloc);
+    if (k == 1)
+        CHECK(l[0].line == 1 ? strcmp(l[0].filename, "f.c") == 0
+                             : l[0].line == 7 && !*l[0].filename && !*l[0].function);
+    mt_reader_close(r);
+}
+
 static mt_writer *open_writer_v(msink *s, int version)
 {
     mt_trace_info info = {0};
@@ -450,28 +483,111 @@ static void test_writer_errors(void)
     CHECK_EQ(mt_writer_close(w), MT_OK);
     free(s.p);
 
-    /* a failing location callback stops the writer with a message */
+    /* a failing location callback: the event is written, its new code with
+     * no location, MT_ERR_LOCATION says so, and the writer goes on */
     msink s2 = {0};
     s2.fail_after = -1;
     w = open_writer(&s2);
     const uint64_t fresh[1] = {0x3000};
-    CHECK_EQ(mt_writer_alloc(w, (int64_t)T0 + 1, 2, 1, MT_SOURCE_MINOR, fresh, 1,
-                             locate_fail, NULL, NULL), MT_ERR_ARG);
-    CHECK(strstr(mt_writer_error(w), "location callback failed") != NULL);
-    CHECK_EQ(mt_writer_collect(w, (int64_t)T0 + 2, 0), MT_ERR_ARG);   /* sticky */
-    mt_writer_close(w);
+    CHECK_EQ(mt_writer_alloc(w, (int64_t)T0 + 1, 2, 1, MT_SOURCE_MINOR, cs, 2,
+                             locate_ok, NULL, NULL), MT_OK);
+    id = -1;
+    CHECK_EQ(mt_writer_alloc(w, (int64_t)T0 + 2, 2, 1, MT_SOURCE_MINOR, fresh, 1,
+                             locate_fail, NULL, &id), MT_ERR_LOCATION);
+    CHECK_EQ(id, 1);
+    CHECK(strstr(mt_writer_error(w), "location callback failed for code 12288") != NULL);
+    CHECK_EQ(mt_writer_collect(w, (int64_t)T0 + 3, 1), MT_OK);
+    CHECK_EQ(mt_writer_close(w), MT_OK);
+    written_back(&s2, 3, 0x3000, 0);
     free(s2.p);
 
-    /* code 0 never reaches the file */
-    msink s3 = {0};
-    s3.fail_after = -1;
-    w = open_writer(&s3);
-    const uint64_t zero[2] = {0, 0x1000};
-    CHECK_EQ(mt_writer_alloc(w, (int64_t)T0 + 1, 2, 1, MT_SOURCE_MINOR, zero, 2,
+    /* a code 0 or not in 63-bit form, or a time that goes back: refused,
+     * nothing written, and the events before and after it kept (the
+     * codec's cache untouched: what follows decodes) */
+    const uint64_t bad[][2] = {{0, 0x1000}, {0x2000, 0x8000000000000001ull},
+                               {0x4000, 0x4000000000000000ull}, {0x1000, 0}};
+    for (int k = 0; k < 5; k++) {
+        msink s3 = {0};
+        s3.fail_after = -1;
+        w = open_writer(&s3);
+        CHECK_EQ(mt_writer_alloc(w, (int64_t)T0 + 5, 2, 1, MT_SOURCE_MINOR, cs, 2,
+                                 locate_ok, NULL, NULL), MT_OK);
+        if (k < 4) {     /* (k 3: the 0 is the outer frame) */
+            CHECK_EQ(mt_writer_alloc(w, (int64_t)T0 + 6, 2, 1, MT_SOURCE_MINOR, bad[k], 2,
+                                     locate_ok, NULL, NULL), MT_ERR_ARG);
+            CHECK(strstr(mt_writer_error(w), "not in 63-bit form") != NULL);
+        } else {
+            CHECK_EQ(mt_writer_alloc(w, (int64_t)T0 + 4, 2, 1, MT_SOURCE_MINOR, cs, 2,
+                                     locate_ok, NULL, NULL), MT_ERR_ARG);
+            CHECK(strstr(mt_writer_error(w), "times must not decrease") != NULL);
+            CHECK_EQ(mt_writer_collect(w, (int64_t)T0 + 4, 0), MT_ERR_ARG);
+            CHECK_EQ(mt_writer_alloc(w, (int64_t)T0 - 1, 2, 1, MT_SOURCE_MINOR, cs, 2,
+                                     locate_ok, NULL, NULL), MT_ERR_ARG);
+        }
+        CHECK_EQ(mt_writer_alloc(w, (int64_t)T0 + 7, 2, 1, MT_SOURCE_MINOR, fresh, 1,
+                                 locate_ok, NULL, NULL), MT_OK);
+        CHECK_EQ(mt_writer_collect(w, (int64_t)T0 + 8, 0), MT_OK);
+        CHECK_EQ(mt_writer_close(w), MT_OK);
+        written_back(&s3, 3, 0x3000, 1);
+        free(s3.p);
+    }
+
+    /* a callstack NULL or longer than any reader takes: refused, no crash
+     * (the frames are never read) */
+    msink s6 = {0};
+    s6.fail_after = -1;
+    w = open_writer(&s6);
+    CHECK_EQ(mt_writer_alloc(w, (int64_t)T0 + 1, 2, 1, MT_SOURCE_MINOR, NULL, 3,
                              locate_ok, NULL, NULL), MT_ERR_ARG);
-    CHECK(strstr(mt_writer_error(w), "code 0") != NULL);
-    mt_writer_close(w);
-    free(s3.p);
+    CHECK(strstr(mt_writer_error(w), "NULL callstack") != NULL);
+    const size_t huge[] = {((size_t)1 << 20) + 1, (size_t)1 << 61, SIZE_MAX};
+    for (int k = 0; k < 3; k++) {
+        CHECK_EQ(mt_writer_alloc(w, (int64_t)T0 + 1, 2, 1, MT_SOURCE_MINOR, cs, huge[k],
+                                 locate_ok, NULL, NULL), MT_ERR_ARG);
+        CHECK(strstr(mt_writer_error(w), "readers take 1048576 at most") != NULL);
+    }
+    CHECK_EQ(mt_writer_alloc(w, (int64_t)T0 + 1, 2, 1, MT_SOURCE_MINOR, cs, 2,
+                             locate_ok, NULL, NULL), MT_OK);
+    CHECK_EQ(mt_writer_close(w), MT_OK);
+    written_back(&s6, 1, 0x1000, 1);
+    free(s6.p);
+
+    /* a v003 domain outside a header's 16 bits */
+    mt_trace_info info = {0};
+    info.sample_rate = 1e-3;
+    info.word_size = 64;
+    info.start_time = (int64_t)T0;
+    mt_writer_options opt = {0};
+    opt.format_version = 3;
+    char err[128];
+    for (int dom = -1; dom <= 0x10000; dom += 0x10001) {
+        opt.domain = dom;
+        w = (mt_writer *)&opt;
+        CHECK_EQ(mt_writer_open_sink(&w, msink_fn, &s6, &info, &opt, err, sizeof err),
+                 MT_ERR_ARG);
+        CHECK(w == NULL && strstr(err, "domain must be 0 to 65535") != NULL);
+    }
+
+    /* a canonical negative code is a code like any other */
+    msink s7 = {0};
+    s7.fail_after = -1;
+    w = open_writer(&s7);
+    const uint64_t neg[2] = {0xC000000000000000ull, 0xFFFFFFFFFFFFFFFFull};
+    CHECK_EQ(mt_writer_alloc(w, (int64_t)T0 + 1, 2, 1, MT_SOURCE_MINOR, neg, 2,
+                             locate_ok, NULL, NULL), MT_OK);
+    CHECK_EQ(mt_writer_close(w), MT_OK);
+    written_back(&s7, 1, 0xC000000000000000ull, 1);
+    free(s7.p);
+
+    /* NULL names from the callback are written as "" */
+    msink s5 = {0};
+    s5.fail_after = -1;
+    w = open_writer(&s5);
+    CHECK_EQ(mt_writer_alloc(w, (int64_t)T0 + 1, 2, 1, MT_SOURCE_MINOR, fresh, 1,
+                             locate_null_names, NULL, NULL), MT_OK);
+    CHECK_EQ(mt_writer_close(w), MT_OK);
+    written_back(&s5, 1, 0x3000, 1);
+    free(s5.p);
 
     /* after mt_writer_finish no more events, and close writes nothing more */
     msink s4 = {0};
@@ -495,7 +611,9 @@ static void test_reader_args(void)
     mt_event ev;
     CHECK_EQ(mt_reader_next(NULL, &ev), MT_ERR_ARG);
     CHECK_EQ(mt_reader_next(r, NULL), MT_ERR_ARG);
-    CHECK_EQ(mt_reader_open_memory(r, b.p, b.len), MT_OK);
+    CHECK_EQ(mt_reader_next(r, &ev), MT_ERR_ARG);       /* not open yet: */
+    CHECK_EQ(mt_reader_scan(r, count_event, &(int){0}), MT_ERR_ARG);
+    CHECK_EQ(mt_reader_open_memory(r, b.p, b.len), MT_OK);  /* no harm done */
     CHECK_EQ(mt_reader_next(r, NULL), MT_ERR_ARG);
     CHECK_EQ(mt_reader_next(r, &ev), MT_OK);
     CHECK_EQ(ev.kind, MT_EVENT_ALLOC);
