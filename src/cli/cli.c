@@ -152,6 +152,19 @@ int cli_opt_value(const char *cmd, int argc, char **argv, int *i, const char *na
     return 1;
 }
 
+int cli_opt_one_of(const char *cmd, int argc, char **argv, int *i,
+                   const char *const *names, const char **name, const char **val)
+{
+    for (; *names; names++) {
+        int k = cli_opt_value(cmd, argc, argv, i, *names, val);
+        if (k) {
+            *name = *names;
+            return k;
+        }
+    }
+    return 0;
+}
+
 int cli_threads(void)
 {
     const char *v = getenv("MEMTRACE_THREADS");

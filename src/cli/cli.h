@@ -78,6 +78,11 @@ int cli_is_help(const char *arg);
 int cli_opt_value(const char *cmd, int argc, char **argv, int *i, const char *name,
                   const char **val);
 
+/* cli_opt_value for each of the NULL-terminated names in turn: the one that
+ * matched goes to *name. */
+int cli_opt_one_of(const char *cmd, int argc, char **argv, int *i,
+                   const char *const *names, const char **name, const char **val);
+
 /* May a command decode on a second thread? Yes unless the environment has
  * MEMTRACE_THREADS=1 (the tests compare both ways; the output is the
  * same). */

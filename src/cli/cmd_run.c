@@ -390,12 +390,9 @@ int cmd_run(int argc, char **argv)
             continue;
         }
         static const char *const value_opts[] = {"-o", "--output", "--context", "--rate",
-                                                 "--every"};
+                                                 "--every", NULL};
         const char *name = NULL, *v;
-        int k = 0;
-        for (int o = 0; o < 5 && !k; o++)
-            if ((k = cli_opt_value("run", argc, argv, &i, value_opts[o], &v)))
-                name = value_opts[o];
+        int k = cli_opt_one_of("run", argc, argv, &i, value_opts, &name, &v);
         if (k < 0)
             return EXIT_USAGE;
         if (k == 0)

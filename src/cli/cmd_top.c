@@ -224,11 +224,9 @@ int cmd_top(int argc, char **argv)
             i++;
             continue;
         }
-        static const char *const value_opts[] = {"--by", "--sort", "--limit"};
+        static const char *const value_opts[] = {"--by", "--sort", "--limit", NULL};
         const char *name = NULL;
-        for (int o = 0; o < 3 && !k; o++)
-            if ((k = cli_opt_value("top", argc, argv, &i, value_opts[o], &val)))
-                name = value_opts[o];
+        k = cli_opt_one_of("top", argc, argv, &i, value_opts, &name, &val);
         if (k < 0) {
             rc = EXIT_USAGE;
             goto out;
