@@ -152,6 +152,23 @@ int cli_opt_value(const char *cmd, int argc, char **argv, int *i, const char *na
     return 1;
 }
 
+int cli_filter_arg(const char *cmd, mt_filter *f, int argc, char **argv, int *i,
+                   int *opts_done)
+{
+    if (*opts_done)
+        return 0;
+    if (strcmp(argv[*i], "--") == 0) {
+        *opts_done = 1;
+        ++*i;
+        return 2;
+    }
+    char err[512];
+    int k = mt_filter_parse_arg(f, argc, argv, i, err, sizeof err);
+    if (k < 0)
+        cli_usage_error(cmd, "%s", err);
+    return k;
+}
+
 int cli_opt_one_of(const char *cmd, int argc, char **argv, int *i,
                    const char *const *names, const char **name, const char **val)
 {
@@ -175,31 +192,26 @@ int cli_parse_trace_out(const char *cmd, void (*show_usage)(FILE *), int argc,
                         char **argv, mt_filter *f, const char **path,
                         const char **outpath, char *filters, size_t filters_len)
 {
-    char err[512];
     int opts_done = 0;
     for (int i = 1; i < argc;) {
         const char *a = argv[i];
         int first = i;
-        if (!opts_done && strcmp(a, "--") == 0) {
-            opts_done = 1;
-            i++;
-            continue;
+        int k = cli_filter_arg(cmd, f, argc, argv, &i, &opts_done);
+        if (k < 0)
+            return EXIT_USAGE;
+        if (k == 1) {                   /* a filter: its text kept */
+            for (int j = first; filters && j < i; j++) {
+                size_t l = strlen(filters);
+                snprintf(filters + l, filters_len - l, "%s%s", l ? " " : "", argv[j]);
+            }
         }
+        if (k > 0)
+            continue;
         if (opts_done || a[0] != '-' || a[1] == 0) {
             if (*path)
                 return cli_usage_error(cmd, "expected one TRACE, got more");
             *path = a;
             i++;
-            continue;
-        }
-        int k = mt_filter_parse_arg(f, argc, argv, &i, err, sizeof err);
-        if (k < 0)
-            return cli_usage_error(cmd, "%s", err);
-        if (k > 0) {
-            for (int j = first; filters && j < i; j++) {
-                size_t l = strlen(filters);
-                snprintf(filters + l, filters_len - l, "%s%s", l ? " " : "", argv[j]);
-            }
             continue;
         }
         if (cli_is_help(a)) {

@@ -78,6 +78,16 @@ int cli_is_help(const char *arg);
 int cli_opt_value(const char *cmd, int argc, char **argv, int *i, const char *name,
                   const char **val);
 
+struct mt_filter;
+
+/* One step of the command line of a command that takes the shared filters:
+ * argv[*i] is "--" (returns 2: *opts_done set, what follows is operands) or
+ * a filter with its value (returns 1: it goes to f); *i is then past it.
+ * 0: neither (or *opts_done already set), *i unchanged; -1: a bad filter,
+ * the usage error printed (the command returns EXIT_USAGE). */
+int cli_filter_arg(const char *cmd, struct mt_filter *f, int argc, char **argv, int *i,
+                   int *opts_done);
+
 /* cli_opt_value for each of the NULL-terminated names in turn: the one that
  * matched goes to *name. */
 int cli_opt_one_of(const char *cmd, int argc, char **argv, int *i,
@@ -88,7 +98,6 @@ int cli_opt_one_of(const char *cmd, int argc, char **argv, int *i,
  * same). */
 int cli_threads(void);
 
-struct mt_filter;
 
 /* The command line of the commands that read one TRACE with the shared
  * filters and write a file named by -o (pprof, speedscope, report): sets

@@ -96,19 +96,13 @@ int cmd_diff(int argc, char **argv)
     mt_site_by by = MT_BY_FUNCTION;
     mt_filter f;
     mt_filter_init(&f);
-    char err[256];
     g_by_end = 0;
     int opts_done = 0;
     for (int i = 1; i < argc;) {
         const char *a = argv[i], *val;
-        if (!opts_done && strcmp(a, "--") == 0) {
-            opts_done = 1;
-            i++;
-            continue;
-        }
-        int k = opts_done ? 0 : mt_filter_parse_arg(&f, argc, argv, &i, err, sizeof err);
+        int k = cli_filter_arg("diff", &f, argc, argv, &i, &opts_done);
         if (k < 0) {
-            rc = cli_usage_error("diff", "%s", err);
+            rc = EXIT_USAGE;
             goto out;
         }
         if (k > 0)
@@ -262,7 +256,7 @@ int cmd_diff(int argc, char **argv)
     }
     out_flush(&o);
     if (o.err) {
-        cli_error("diff", "writing output: %s", strerror(o.err));
+        cli_error("diff", "writing standard output: %s", strerror(o.err));
         rc = EXIT_DATA;
     }
     out_free(&o);

@@ -873,7 +873,7 @@ static int run_filtered(fg *g, mt_filter *f, const char *path, int opt_bytes)
     }
     out_flush(&o);
     if (rc == EXIT_OK && o.err) {
-        cli_error("flamegraph", "writing output: %s", strerror(o.err));
+        cli_error("flamegraph", "writing standard output: %s", strerror(o.err));
         rc = EXIT_DATA;
     }
     out_free(&o);
@@ -891,18 +891,13 @@ int cmd_flamegraph(int argc, char **argv)
     memset(&g, 0, sizeof g);
     mt_filter f;
     mt_filter_init(&f);
-    char ferr[256];
     int opts_done = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        if (!opts_done && strcmp(a, "--") == 0) {
-            opts_done = 1;
-            continue;
-        }
-        int k = opts_done ? 0 : mt_filter_parse_arg(&f, argc, argv, &i, ferr, sizeof ferr);
+        int k = cli_filter_arg("flamegraph", &f, argc, argv, &i, &opts_done);
         if (k < 0) {
             mt_filter_free(&f);
-            return cli_usage_error("flamegraph", "%s", ferr);
+            return EXIT_USAGE;
         }
         if (k > 0) {
             i--;                        /* the loop's i++ steps past it */
@@ -1005,7 +1000,7 @@ int cmd_flamegraph(int argc, char **argv)
     }
     out_flush(&o);
     if (rc == EXIT_OK && o.err) {
-        cli_error("flamegraph", "writing output: %s", strerror(o.err));
+        cli_error("flamegraph", "writing standard output: %s", strerror(o.err));
         rc = EXIT_DATA;
     }
     out_free(&o);

@@ -874,7 +874,7 @@ static int finish(hs *h, mt_out *o, const mt_trace_info *info, int rc,
     }
     out_flush(o);
     if (rc == EXIT_OK && o->err) {
-        cli_error("hotspots", "writing output: %s", strerror(o->err));
+        cli_error("hotspots", "writing standard output: %s", strerror(o->err));
         rc = EXIT_DATA;
     }
     out_free(o);
@@ -915,28 +915,23 @@ int cmd_hotspots(int argc, char **argv)
     int json = 0;
     mt_filter f;
     mt_filter_init(&f);
-    char ferr[256];
     int opts_done = 0;
     for (int i = 1; i < argc; i++) {
-        if (!opts_done && strcmp(argv[i], "--") == 0) {
-            opts_done = 1;
-            continue;
-        }
-        int k = opts_done ? 0 : mt_filter_parse_arg(&f, argc, argv, &i, ferr, sizeof ferr);
+        int k = cli_filter_arg("hotspots", &f, argc, argv, &i, &opts_done);
         if (k < 0) {
             mt_filter_free(&f);
-            return cli_usage_error("hotspots", "%s", ferr);
+            return EXIT_USAGE;
         }
         if (k > 0) {
             i--;                        /* the loop's i++ steps past it */
             continue;
         }
-        if (!opts_done && cli_is_help(argv[i])) {
+        int option = !opts_done && argv[i][0] == '-' && argv[i][1] != 0;
+        if (option && cli_is_help(argv[i])) {
             mt_filter_free(&f);
             usage_hotspots(stdout);
             return EXIT_OK;
         }
-        int option = !opts_done && argv[i][0] == '-' && argv[i][1] != 0;
         if (option && strcmp(argv[i], "--json") == 0) {
             json = 1;
             continue;

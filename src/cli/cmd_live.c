@@ -91,18 +91,12 @@ int cmd_live(int argc, char **argv)
     mt_filter_init(&f);
     long points = 20;
     int json = 0, ascii = 0, rc;
-    char err[256];
     int opts_done = 0;
     for (int i = 1; i < argc;) {
         const char *a = argv[i], *val;
-        if (!opts_done && strcmp(a, "--") == 0) {
-            opts_done = 1;
-            i++;
-            continue;
-        }
-        int k = opts_done ? 0 : mt_filter_parse_arg(&f, argc, argv, &i, err, sizeof err);
+        int k = cli_filter_arg("live", &f, argc, argv, &i, &opts_done);
         if (k < 0) {
-            rc = cli_usage_error("live", "%s", err);
+            rc = EXIT_USAGE;
             goto out;
         }
         if (k > 0)
@@ -273,7 +267,7 @@ int cmd_live(int argc, char **argv)
     out_flush(&o);
     rc = EXIT_OK;
     if (o.err) {
-        cli_error("live", "writing output: %s", strerror(o.err));
+        cli_error("live", "writing standard output: %s", strerror(o.err));
         rc = EXIT_DATA;
     }
     out_free(&o);

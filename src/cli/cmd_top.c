@@ -188,19 +188,13 @@ int cmd_top(int argc, char **argv)
     mt_site_by by = MT_BY_FUNCTION;
     long limit = 25;
     int json = 0, rc;
-    char err[256];
     g_sort = SORT_ALLOC;
     int opts_done = 0;
     for (int i = 1; i < argc;) {
         const char *a = argv[i], *val;
-        if (!opts_done && strcmp(a, "--") == 0) {
-            opts_done = 1;
-            i++;
-            continue;
-        }
-        int k = opts_done ? 0 : mt_filter_parse_arg(&f, argc, argv, &i, err, sizeof err);
+        int k = cli_filter_arg("top", &f, argc, argv, &i, &opts_done);
         if (k < 0) {
-            rc = cli_usage_error("top", "%s", err);
+            rc = EXIT_USAGE;
             goto out;
         }
         if (k > 0)
@@ -302,7 +296,7 @@ int cmd_top(int argc, char **argv)
     out_flush(&o);
     rc = EXIT_OK;
     if (o.err) {
-        cli_error("top", "writing output: %s", strerror(o.err));
+        cli_error("top", "writing standard output: %s", strerror(o.err));
         rc = EXIT_DATA;
     }
     out_free(&o);

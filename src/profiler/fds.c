@@ -11,9 +11,9 @@
  *
  * So the descriptors the profiler keeps open are moved near the top of
  * the soft RLIMIT_NOFILE (at most 1023: higher numbers would grow the
- * kernel's descriptor table; into its top quarter under a limit of 256,
- * as `ulimit -n 64` sets; not at all under 32), where programs rarely
- * go: the trace's
+ * kernel's descriptor table; under a limit below 256, such as `ulimit -n
+ * 64` sets, into its top quarter; under 32 not at all), where programs
+ * rarely go: the trace's
  * (session.c, which also checks before every write that it is still the
  * trace file), the ELF files libdw keeps open (symbolize.c's find_elf),
  * and libunwind's pipe, through pipe2, which preload.c interposes: a pipe

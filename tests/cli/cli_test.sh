@@ -196,7 +196,12 @@ if [ "$RC" -eq 0 ] && [ -s "$T/eq.pb.gz" ]; then pass "pprof --output=FILE -- TR
 else fail_run "pprof --output=FILE -- TRACE: expected the profile"; fi
 expect_status "top --limit (no value)"   2 top "$INPUT" --limit
 expect_status "top --limit=x"            2 top --limit=x "$INPUT"
-expect_status "run --rate= (empty)"      2 run --rate= true
+if expect_status "run --rate= (empty)" 2 run --rate= true; then
+  # (the value after '=' was taken: before, '--rate=' was an unknown option)
+  grep -q "^memtrace run: --rate : the rate must be a number" "$T/err" &&
+    pass "run --rate=: the empty value refused as a rate" ||
+    fail_run "run --rate=: expected the rate's error, not another"
+fi
 expect_status "dump --json=1 (a flag with a value)" 2 dump --json=1 "$INPUT"
 
 # --- the output is never the input -------------------------------------------

@@ -225,6 +225,10 @@ run_cli)
   done
   "$CLI" run -- /bin/sh -c 'exit 7' 2> s.err; rc=$?
   [ $rc = 7 ] && ok "exit status 7 passed on" || fail "exit status: $rc"
+  # values after '=' (--output=, --rate=) are the same options
+  "$CLI" run --rate=0.25 --output=eq.ctf -- /bin/true 2> eq.err; rc=$?
+  [ $rc = 0 ] && [ -s eq.ctf ] && rate_is eq.ctf 0.25 && ok "run --rate=0.25 --output=eq.ctf" ||
+    { fail "run --rate= --output=: exit $rc"; cat eq.err; }
   "$CLI" run -- /bin/sh -c 'kill -TERM $$' 2> s.err; rc=$?
   [ $rc = 143 ] && ok "killed by SIGTERM: 143" || fail "signal status: $rc"
   "$CLI" run -- no-such-command-xyz > /dev/null 2> s.err; rc=$?
