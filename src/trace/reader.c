@@ -79,7 +79,7 @@ struct mt_reader {
     int in_packet;
     uint64_t pkt_off;
     int64_t tb, te, id_end;
-    uint64_t tbase, tlow, tspan;   /* tb & ~mask, tb & mask, te - tb        */
+    uint64_t tbase, tlow;          /* tb & ~mask, tb & mask                 */
     int64_t alloc_id;
     domain_state *cur;
 
@@ -385,7 +385,6 @@ static int next_packet(mt_reader *r)
             r->te = (int64_t)h.time_end;
             r->tbase = h.time_begin & ~(uint64_t)MT_TIME_MASK;
             r->tlow = h.time_begin & MT_TIME_MASK;
-            r->tspan = h.time_end - h.time_begin;
             r->id_end = aie;
             r->in_packet = 1;
             return 0;

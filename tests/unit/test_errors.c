@@ -463,6 +463,48 @@ static void test_bad_verifier_v3(void)
     free(s.p);
 }
 
+/* v3 has no packet-order check: a domain's packet may begin, and end,
+ * before that domain's last event. Its events must still lie within the
+ * packet's own time range, in both decoding paths (the fast path's single
+ * compare of lb <= t <= te would wrap round if it ever saw te < lb: the
+ * slow path decodes each packet's first event, so it never does). */
+static void test_v3_time_before_last(void)
+{
+    msink s = {0};
+    s.fail_after = -1;
+    mt_writer *w = open_writer_v(&s, 3);
+    const uint64_t cs[2] = {0x1000, 0x2000};
+    CHECK_EQ(mt_writer_alloc(w, (int64_t)T0 + 100, 2, 1, MT_SOURCE_MINOR, cs, 2,
+                             locate_ok, NULL, NULL), MT_OK);
+    CHECK_EQ(mt_writer_flush(w), MT_OK);
+    /* six events: the first is well inside the packet (the fast path) */
+    for (int k = 0; k < 6; k++)
+        CHECK_EQ(mt_writer_alloc(w, (int64_t)T0 + 300 + k, 2, 1, MT_SOURCE_MINOR, cs, 2,
+                                 locate_ok, NULL, NULL), MT_OK);
+    CHECK_EQ(mt_writer_close(w), MT_OK);
+    pkt_t pk[16];
+    int np = walk_packets(s.p, s.len, pk, 16), last = np - 1;
+    CHECK(np >= 3 && pk[last].id_begin == 1 && pk[last].id_end == 7);
+    if (np < 3) {
+        free(s.p);
+        return;
+    }
+    tbuf b = {s.p, s.len, s.cap, 0};
+    int n;
+    diag_log d = {0};
+    char msg[512];
+    CHECK_EQ(read_all(&b, &n, &d, msg, sizeof msg), MT_EOF);   /* as written */
+    CHECK_EQ(n, 7);
+    /* the last packet now spans T0+50..T0+80: before the domain's last
+     * event (T0+100), and its events (T0+300...) after its end */
+    tb_set_le(&b, pk[last].off + 8, T0 + 50, 8);
+    tb_set_le(&b, pk[last].off + 16, T0 + 80, 8);
+    size_t at = pk[last].off + pk[last].hsize;
+    expect_error(&b, 0, MT_ERR_FORMAT, 1, at, "malformed trace: time in packet bounds");
+    expect_error(&b, 1, MT_ERR_FORMAT, 1, at, "malformed trace: time in packet bounds");
+    free(s.p);
+}
+
 static void test_writer_errors(void)
 {
     msink s = {0};
@@ -655,6 +697,7 @@ int main(void)
     test_bad_events();
     test_bad_verifier();
     test_bad_verifier_v3();
+    test_v3_time_before_last();
     test_writer_errors();
     test_reader_args();
     test_status_names();
