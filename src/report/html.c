@@ -311,22 +311,14 @@ static int write_data(mt_out *o, rp_profile *p, const char *filters, const rp_tr
     return oom ? -1 : 0;
 }
 
-static int all_zero(const int64_t *v, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (v[i])
-            return 0;
-    return 1;
-}
-
-/* Word w of the mask of v's nonzero bins (nbins of them): bit b set when
- * bin w * 32 + b is nonzero. */
-static uint32_t bin_mask(const int64_t *v, size_t nbins, size_t w)
+/* Word w of the mask of a node's nonzero bins, whose entries are e[0, n)
+ * (bins in order): bit b set when bin w * 32 + b is nonzero. */
+static uint32_t bin_mask(const rp_node_bin *e, size_t n, size_t w)
 {
     uint32_t m = 0;
-    for (size_t b = w * 32; b < nbins && b < w * 32 + 32; b++)
-        if (v[b])
-            m |= (uint32_t)1 << (b - w * 32);
+    for (size_t i = 0; i < n; i++)
+        if (e[i].bin / 32 == w)
+            m |= (uint32_t)1 << (e[i].bin % 32);
     return m;
 }
 
@@ -350,22 +342,22 @@ static int write_bins(mt_out *o, const rp_tree *tr, const uint32_t *page_of)
         out_printf(o, "%s\"%s\":[", c ? ",\n" : "", names[c]);
         int first = 1;
         for (size_t i = 0; i < tr->nbinned; i++) {
-            const int64_t *v = tr->node_bins + (nodes[i] & 0xffffffffu) * nb;
-            if (all_zero(v, nb))
+            size_t k = nodes[i] & 0xffffffffu, ne = tr->node_bins_at[k + 1] - tr->node_bins_at[k];
+            const rp_node_bin *e = tr->node_bins + tr->node_bins_at[k];
+            if (!ne)
                 continue;
             if (c == 0) {
                 num(o, (int64_t)(nodes[i] >> 32), first);
                 first = 0;
             }
             for (size_t w = 0; c == 1 && w * 32 < nb; w++) {
-                num(o, bin_mask(v, nb, w), first);
+                num(o, bin_mask(e, ne, w), first);
                 first = 0;
             }
-            for (size_t b = 0; c == 2 && b < nb; b++)
-                if (v[b]) {
-                    num(o, v[b], first);
-                    first = 0;
-                }
+            for (size_t j = 0; c == 2 && j < ne; j++) {
+                num(o, e[j].n, first);
+                first = 0;
+            }
         }
         out_str(o, "]");
     }

@@ -227,9 +227,7 @@ int rp_write_pprof(rp_profile *p, const mt_filter *f, const char *path,
     size_t nloc_entries = 0;
     for (size_t i = 0; i < p->n; i++)
         if (p->v[i].count) {
-            size_t len;
-            stackset_get(&p->stacks, (uint32_t)i, &len);
-            nloc_entries += len;
+            nloc_entries += stackset_len(&p->stacks, (uint32_t)i);
             nsamples++;
         }
     samples = calloc(nsamples ? nsamples : 1, sizeof *samples);

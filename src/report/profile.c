@@ -32,37 +32,13 @@ int rp_code_frames(rp_profile *p, const mt_filter *f, uint64_t code,
     return 0;
 }
 
-#define BT_CACHE_BITS 16
-
 static int on_alloc(void *ctx, const mt_event *ev, uint32_t *user)
 {
     rp_profile *p = ctx;
-    const uint64_t *bt = ev->backtrace;
-    size_t len = ev->backtrace_len, slot = 0;
-    if (p->bt_cache && len) {
-        /* the innermost frames, the outermost and one between: cheap to
-         * hash, and a wrong guess costs only the comparison below */
-        uint64_t h = (uint64_t)len * 0x9e3779b97f4a7c15ull;
-        h = (h ^ bt[len - 1]) * 0xff51afd7ed558ccdull;
-        h = (h ^ bt[len > 1 ? len - 2 : 0]) * 0xc4ceb9fe1a85ec53ull;
-        h = (h ^ bt[len / 2] ^ bt[0] << 1) * 0x9e3779b97f4a7c15ull;
-        slot = (size_t)(h >> (64 - BT_CACHE_BITS));
-        uint32_t id = p->bt_cache[slot];
-        if (id) {
-            size_t n;
-            const uint64_t *c = stackset_get(&p->stacks, id - 1, &n);
-            if (n == len && memcmp(c, bt, len * sizeof *bt) == 0) {
-                *user = id - 1;
-                return 0;
-            }
-        }
-    }
-    if (stackset_add(&p->stacks, bt, len, user)) {
+    if (stackset_add(&p->stacks, ev->backtrace, ev->backtrace_len, user)) {
         p->err = 1;
         return 1;
     }
-    if (p->bt_cache && len && *user < UINT32_MAX - 1)
-        p->bt_cache[slot] = *user + 1;
     return 0;
 }
 
@@ -243,7 +219,6 @@ int rp_profile_run(rp_profile *p, const char *cmd, const char *path,
             return MT_ERR_NOMEM;
         }
     }
-    p->bt_cache = calloc((size_t)1 << BT_CACHE_BITS, sizeof *p->bt_cache);  /* optional */
     p->scan.need_stacks = 1;
     p->scan.on_alloc = on_alloc;
     p->scan.on_object = on_object;
@@ -279,13 +254,13 @@ int rp_profile_run(rp_profile *p, const char *cmd, const char *path,
             cli_error(cmd, "out of memory");
             return MT_ERR_NOMEM;
         }
-    if (p->n < p->stacks.nrecs) {
-        if (grow_array(&p->v, &p->cap, p->stacks.nrecs, sizeof *p->v)) {
+    if (p->n < p->stacks.nstacks) {
+        if (grow_array(&p->v, &p->cap, p->stacks.nstacks, sizeof *p->v)) {
             cli_error(cmd, "out of memory");
             return MT_ERR_NOMEM;
         }
-        memset(p->v + p->n, 0, (p->stacks.nrecs - p->n) * sizeof *p->v);
-        p->n = p->stacks.nrecs;
+        memset(p->v + p->n, 0, (p->stacks.nstacks - p->n) * sizeof *p->v);
+        p->n = p->stacks.nstacks;
     }
     return MT_OK;
 }
@@ -293,7 +268,6 @@ int rp_profile_run(rp_profile *p, const char *cmd, const char *path,
 void rp_profile_free(rp_profile *p)
 {
     stackset_free(&p->stacks);
-    free(p->bt_cache);
     free(p->v);
     if (p->has_timeline)
         mt_timeline_free(&p->timeline);

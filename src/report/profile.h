@@ -44,9 +44,6 @@ typedef struct rp_profile {
     int classes;          /* keep sums per stack and object class (below)   */
     /* outputs */
     stackset stacks;      /* backtraces, caller first, by id                */
-    uint32_t *bt_cache;   /* a direct-mapped cache in front of stacks: a    */
-                          /* hash of a few frames -> stack id + 1 (checked   */
-                          /* against the stack's codes before use)           */
     rp_stack *v;          /* by stack id                                     */
     size_t n, cap;
     rp_stack total;

@@ -111,6 +111,88 @@ out:
     return rc;
 }
 
+static int node_bin_cmp(const void *a, const void *b)
+{
+    const rp_node_bin *x = a, *y = b;
+    if (x->node != y->node)
+        return x->node < y->node ? -1 : 1;
+    return (x->bin > y->bin) - (x->bin < y->bin);
+}
+
+/* t->node_bins: the binned nodes' nonzero remainders, by node and bin,
+ * from p's (stack, bin) entries, each stack's on its nearest binned
+ * ancestor node_of[stack]. Summed (wrapping, as an abusive trace's counts
+ * may) in a dense array of a sum per binned node and bin when that is no
+ * bigger than a list of the entries, else by sorting the entries: the
+ * corpus's ocamlopt trace has 265 779 binned nodes x 64 bins for 67 258
+ * entries, the benchmark trace millions of entries for a few thousand
+ * binned nodes. 0, or -1 out of memory. */
+static int node_bins_build(rp_tree *t, const rp_profile *p, const uint32_t *node_of)
+{
+    size_t nb = t->nbins, ne = p->nbins_used, k = 0;
+    rp_node_bin *v = NULL;
+    t->node_bins_at = calloc(t->nbinned + 1, sizeof *t->node_bins_at);
+    if (!t->node_bins_at)
+        return -1;
+    if (t->nbinned <= ne * sizeof *v / sizeof(uint64_t) / nb) {
+        uint64_t *acc = calloc(t->nbinned * nb + 1, sizeof *acc);
+        if (!acc)
+            return -1;
+        for (size_t e = 0; e < ne; e++)
+            if (p->bins[e].bin < nb)
+                acc[(size_t)(t->nodes[node_of[p->bins[e].stack]].binned - 1) * nb +
+                    p->bins[e].bin] += (uint64_t)p->bins[e].n;
+        size_t nz = 0;
+        for (size_t i = 0; i < t->nbinned * nb; i++)
+            nz += acc[i] != 0;
+        v = malloc((nz + 1) * sizeof *v);
+        if (!v) {
+            free(acc);
+            return -1;
+        }
+        for (size_t i = 0; i < t->nbinned * nb; i++)
+            if (acc[i]) {
+                v[k].node = (uint32_t)(i / nb);
+                v[k].bin = (uint32_t)(i % nb);
+                v[k++].n = (int64_t)acc[i];
+            }
+        free(acc);
+    } else {
+        v = malloc((ne + 1) * sizeof *v);
+        if (!v)
+            return -1;
+        size_t m = 0;
+        for (size_t e = 0; e < ne; e++)
+            if (p->bins[e].bin < nb) {
+                v[m].node = t->nodes[node_of[p->bins[e].stack]].binned - 1;
+                v[m].bin = (uint32_t)p->bins[e].bin;
+                v[m++].n = p->bins[e].n;
+            }
+        qsort(v, m, sizeof *v, node_bin_cmp);
+        for (size_t i = 0; i < m;) {
+            rp_node_bin x = v[i];
+            uint64_t sum = 0;
+            for (; i < m && v[i].node == x.node && v[i].bin == x.bin; i++)
+                sum += (uint64_t)v[i].n;
+            if (sum) {
+                x.n = (int64_t)sum;
+                v[k++] = x;
+            }
+        }
+        rp_node_bin *w = realloc(v, (k + 1) * sizeof *v);
+        if (w)
+            v = w;
+    }
+    t->node_bins = v;
+    t->nnode_bins = k;
+    for (size_t i = 0; i < k; i++)
+        t->node_bins_at[v[i].node + 1] = i + 1;
+    for (size_t i = 1; i <= t->nbinned; i++)      /* (nodes without entries) */
+        if (t->node_bins_at[i] < t->node_bins_at[i - 1])
+            t->node_bins_at[i] = t->node_bins_at[i - 1];
+    return 0;
+}
+
 int rp_tree_build(rp_tree *t, rp_profile *p, const mt_filter *f, size_t nbins)
 {
     memset(t, 0, sizeof *t);
@@ -142,8 +224,7 @@ int rp_tree_build(rp_tree *t, rp_profile *p, const mt_filter *f, size_t nbins)
         n->self[1] += s->peak;
         n->self[2] += s->end;
         node_of[i] = (uint32_t)at;
-        size_t nc;
-        stackset_get(&p->stacks, (uint32_t)i, &nc);
+        size_t nc = stackset_len(&p->stacks, (uint32_t)i);
         const char *name = len ? t->frames.v[ids[len - 1]]->function
                                : nc ? "(unknown)" : "(no backtrace)";
         int64_t si = site_of(t, name, len ? ids[len - 1] : UINT32_MAX);
@@ -195,10 +276,9 @@ int rp_tree_build(rp_tree *t, rp_profile *p, const mt_filter *f, size_t nbins)
         rp_node *n = &t->nodes[i];
         n->binned = i == 0 || (n->binned && n->keep) ? (uint32_t)++t->nbinned : 0;
     }
-    t->node_bins = calloc(t->nbinned * t->nbins, sizeof *t->node_bins);
     t->binned_nodes = calloc(t->nbinned, sizeof *t->binned_nodes);
     t->site_bins = calloc(t->nsites * t->nbins + 1, sizeof *t->site_bins);
-    if (!t->node_bins || !t->binned_nodes || !t->site_bins)
+    if (!t->binned_nodes || !t->site_bins)
         goto out;
     for (size_t i = 0; i < t->nnodes; i++)
         if (t->nodes[i].binned)
@@ -214,12 +294,12 @@ int rp_tree_build(rp_tree *t, rp_profile *p, const mt_filter *f, size_t nbins)
     }
     for (size_t b = 0; b < p->nbins_used; b++) {
         uint64_t bin = p->bins[b].bin, n = (uint64_t)p->bins[b].n;
-        uint32_t sid = p->bins[b].stack, at = node_of[sid];
-        if (bin < t->nbins) {
-            t->node_bins[(t->nodes[at].binned - 1) * t->nbins + bin] += (int64_t)n;
+        uint32_t sid = p->bins[b].stack;
+        if (bin < t->nbins)
             t->site_bins[(size_t)site_at[sid] * t->nbins + bin] += (int64_t)n;
-        }
     }
+    if (node_bins_build(t, p, node_of))
+        goto out;
     rc = 0;
 out:
     free(ids);
@@ -238,6 +318,7 @@ void rp_tree_free(rp_tree *t)
     free(t->sites);
     u64map_free(&t->site_ids);
     free(t->node_bins);
+    free(t->node_bins_at);
     free(t->binned_nodes);
     free(t->site_bins);
     memset(t, 0, sizeof *t);
