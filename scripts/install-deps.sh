@@ -14,7 +14,7 @@ pkgs+=(libdw-dev libelf-dev libunwind-dev libiberty-dev g++ python3 perl sqlite3
 # `memtrace pprof`, the real `go tool pprof` (golang-go) and headless
 # chromium + node/npm for their tests
 # (npm only when absent: NodeSource's nodejs carries its own and conflicts)
-pkgs+=(libprotobuf-c-dev protobuf-c-compiler zlib1g-dev golang-go chromium nodejs)
+pkgs+=(libprotobuf-c-dev protobuf-c-compiler zlib1g-dev golang-go chromium nodejs pkgconf)
 command -v npm >/dev/null 2>&1 || pkgs+=(npm)
 # a Rust compiler for profiler.rust (Debian's only when none is on the PATH:
 # rustup's serves as well)

@@ -143,9 +143,15 @@ static int64_t round_i64(double x)
     return (int64_t)llround(x);
 }
 
-/* gzip buf[0..n) into path ("-": standard output). */
-static int write_gz(const char *path, const uint8_t *buf, size_t n, char *err,
-                    size_t errlen)
+/* The gzipped output: path, or standard output for "-". A file that could
+ * not be written whole is removed (regular files only). */
+typedef struct gzout {
+    gzFile gz;
+    const char *path;
+    int regular;
+} gzout;
+
+static int gz_open(gzout *o, const char *path, char *err, size_t errlen)
 {
     int fd = strcmp(path, "-") == 0 ? dup(STDOUT_FILENO)
                                     : open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -154,41 +160,96 @@ static int write_gz(const char *path, const uint8_t *buf, size_t n, char *err,
         return -1;
     }
     struct stat st;
-    int regular = strcmp(path, "-") != 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
-    gzFile gz = gzdopen(fd, "wb9");
-    if (!gz) {
+    o->path = path;
+    o->regular = strcmp(path, "-") != 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+    o->gz = gzdopen(fd, "wb9");
+    if (!o->gz) {
         close(fd);
         snprintf(err, errlen, "%s: out of memory", path);
-        if (regular)
-            unlink(path);
-        return -1;
-    }
-    size_t done = 0;
-    while (done < n) {
-        unsigned chunk = n - done > (1u << 30) ? 1u << 30 : (unsigned)(n - done);
-        int w = gzwrite(gz, buf + done, chunk);
-        if (w <= 0) {
-            int zerr;
-            const char *m = gzerror(gz, &zerr);
-            snprintf(err, errlen, "%s: writing: %s", path,
-                     zerr == Z_ERRNO ? strerror(errno) : m);
-            gzclose(gz);
-            if (regular)
-                unlink(path);           /* no half-written file left behind */
-            return -1;
-        }
-        done += (size_t)w;
-    }
-    errno = 0;
-    int rc = gzclose(gz);
-    if (rc != Z_OK) {
-        snprintf(err, errlen, "%s: writing: %s", path,
-                 rc == Z_ERRNO && errno ? strerror(errno) : "gzip error");
-        if (regular)
+        if (o->regular)
             unlink(path);
         return -1;
     }
     return 0;
+}
+
+/* Close without finishing, and remove a regular file. */
+static void gz_abort(gzout *o)
+{
+    gzclose(o->gz);
+    if (o->regular)
+        unlink(o->path);
+}
+
+static int gz_put(gzout *o, const uint8_t *buf, size_t n, char *err, size_t errlen)
+{
+    size_t done = 0;
+    while (done < n) {
+        unsigned chunk = n - done > (1u << 30) ? 1u << 30 : (unsigned)(n - done);
+        int w = gzwrite(o->gz, buf + done, chunk);
+        if (w <= 0) {
+            int zerr;
+            const char *m = gzerror(o->gz, &zerr);
+            snprintf(err, errlen, "%s: writing: %s", o->path,
+                     zerr == Z_ERRNO ? strerror(errno) : m);
+            return -1;
+        }
+        done += (size_t)w;
+    }
+    return 0;
+}
+
+static int gz_finish(gzout *o, char *err, size_t errlen)
+{
+    errno = 0;
+    int rc = gzclose(o->gz);
+    if (rc != Z_OK) {
+        snprintf(err, errlen, "%s: writing: %s", o->path,
+                 rc == Z_ERRNO && errno ? strerror(errno) : "gzip error");
+        if (o->regular)
+            unlink(o->path);
+        return -1;
+    }
+    return 0;
+}
+
+/* Pack a profile (a part of one) into *buf and write it. */
+static int put_profile(gzout *o, const PProfile *prof, uint8_t **buf, size_t *cap,
+                       char *err, size_t errlen)
+{
+    size_t size = perftools__profiles__profile__get_packed_size(prof);
+    if (grow_array(buf, cap, size + 1, 1)) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    if (perftools__profiles__profile__pack(prof, *buf) != size) {
+        snprintf(err, errlen, "internal error: protobuf size mismatch");
+        return -1;
+    }
+    return gz_put(o, *buf, size, err, errlen);
+}
+
+/* Write sm as one element of Profile's field 2 (sample): its key, its
+ * length, its bytes. */
+static int put_sample(gzout *o, const PSample *sm, uint8_t **buf, size_t *cap,
+                      char *err, size_t errlen)
+{
+    size_t size = perftools__profiles__sample__get_packed_size(sm), n = 0;
+    if (grow_array(buf, cap, size + 11, 1)) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    (*buf)[n++] = 2 << 3 | 2;           /* field 2, length-delimited */
+    for (uint64_t v = size; ; v >>= 7) {
+        (*buf)[n++] = (uint8_t)(v & 0x7f) | (v > 0x7f ? 0x80 : 0);
+        if (v <= 0x7f)
+            break;
+    }
+    if (perftools__profiles__sample__pack(sm, *buf + n) != size) {
+        snprintf(err, errlen, "internal error: protobuf size mismatch");
+        return -1;
+    }
+    return gz_put(o, *buf, n + size, err, errlen);
 }
 
 int rp_write_pprof(rp_profile *p, const mt_filter *f, const char *path,
@@ -196,13 +257,12 @@ int rp_write_pprof(rp_profile *p, const mt_filter *f, const char *path,
 {
     enc e;
     memset(&e, 0, sizeof e);
-    PSample *samples = NULL, **sample_ptrs = NULL;
-    uint64_t *loc_lists = NULL;
-    int64_t *values = NULL;
+    uint64_t *locs = NULL;
     const mt_location **buf = NULL;
-    size_t buf_cap = 0, nsamples = 0;
     uint8_t *out = NULL;
-    int rc = -1;
+    size_t buf_cap = 0, locs_cap = 0, out_cap = 0;
+    int rc = -1, opened = 0;
+    gzout o;
     const mt_trace_info *info = p->info;
 
     static const char *const type_names[4][2] = {
@@ -223,47 +283,20 @@ int rp_write_pprof(rp_profile *p, const mt_filter *f, const char *path,
     period_type.type = str_id(&e, "space");
     period_type.unit = str_id(&e, "bytes");
 
-    /* samples: one per stack with objects; locations leaf first */
-    size_t nloc_entries = 0;
-    for (size_t i = 0; i < p->n; i++)
-        if (p->v[i].count) {
-            nloc_entries += stackset_len(&p->stacks, (uint32_t)i);
-            nsamples++;
-        }
-    samples = calloc(nsamples ? nsamples : 1, sizeof *samples);
-    sample_ptrs = calloc(nsamples ? nsamples : 1, sizeof *sample_ptrs);
-    loc_lists = calloc(nloc_entries ? nloc_entries : 1, sizeof *loc_lists);
-    values = calloc(nsamples ? nsamples * 4 : 1, sizeof *values);
-    if (!samples || !sample_ptrs || !loc_lists || !values)
-        goto nomem;
-    size_t k = 0, used = 0;
+    /* every location (and its functions and strings), in the order the
+     * samples meet them, before anything is written: an unknown code is
+     * an error without output */
     for (size_t i = 0; i < p->n; i++) {
-        const rp_stack *s = &p->v[i];
-        if (!s->count)
+        if (!p->v[i].count)
             continue;
         size_t len;
         const uint64_t *codes = stackset_get(&p->stacks, (uint32_t)i, &len);
-        PSample *sm = &samples[k];
-        perftools__profiles__sample__init(sm);
-        sm->location_id = loc_lists + used;
-        for (size_t j = len; j-- > 0;) {
-            int64_t id = loc_id(&e, p, f, codes[j], &buf, &buf_cap);
-            if (id < 0) {
+        for (size_t j = len; j-- > 0;)
+            if (loc_id(&e, p, f, codes[j], &buf, &buf_cap) < 0) {
                 snprintf(err, errlen, "invalid location code %08llx or out of memory",
                          (unsigned long long)codes[j]);
                 goto out;
             }
-            if (id > 0)
-                loc_lists[used + sm->n_location_id++] = (uint64_t)id;
-        }
-        used += sm->n_location_id;
-        sm->value = values + 4 * k;
-        sm->n_value = 4;
-        sm->value[0] = round_i64(s->alloc_obj);
-        sm->value[1] = round_i64(rp_bytes(p, s->alloc));
-        sm->value[2] = round_i64(s->at_obj);
-        sm->value[3] = round_i64(rp_bytes(p, s->at));
-        sample_ptrs[k++] = sm;
     }
 
     /* comment: where the profile came from */
@@ -305,46 +338,74 @@ int rp_write_pprof(rp_profile *p, const mt_filter *f, const char *path,
     map.has_functions = map.has_filenames = map.has_line_numbers = 1;
     map.has_inline_frames = 1;
 
-    PProfile prof;
-    perftools__profiles__profile__init(&prof);
-    prof.n_mapping = 1;
-    prof.mapping = &map_ptr;
-    prof.n_sample_type = 4;
-    prof.sample_type = type_ptrs;
-    prof.n_sample = nsamples;
-    prof.sample = sample_ptrs;
-    prof.n_location = e.nlocs;
-    prof.location = e.loc_ptrs;
-    prof.n_function = e.nfuncs;
-    prof.function = e.func_ptrs;
-    prof.n_string_table = e.str.n;
-    prof.string_table = e.str.v;
-    prof.time_nanos = info->start_time * 1000;
-    prof.duration_nanos = p->end * 1000;
-    prof.period_type = &period_type;
-    prof.period = round_i64((double)(info->word_size / 8) / info->sample_rate);
-    prof.n_comment = 1;
-    prof.comment = &comment_id;
+    /* The profile goes out in field order, as protobuf-c packs a whole
+     * one (the same bytes): field 1 (sample_type), the samples (field 2)
+     * one by one, then the rest. Packing it whole held every sample's
+     * location list and the packed profile at once: 93 MB of the 184 MB
+     * peak on the corpus's ocamlopt trace. */
+    PProfile head, rest;
+    perftools__profiles__profile__init(&head);
+    head.n_sample_type = 4;
+    head.sample_type = type_ptrs;
+    perftools__profiles__profile__init(&rest);
+    rest.n_mapping = 1;
+    rest.mapping = &map_ptr;
+    rest.n_location = e.nlocs;
+    rest.location = e.loc_ptrs;
+    rest.n_function = e.nfuncs;
+    rest.function = e.func_ptrs;
+    rest.n_string_table = e.str.n;
+    rest.string_table = e.str.v;
+    rest.time_nanos = info->start_time * 1000;
+    rest.duration_nanos = p->end * 1000;
+    rest.period_type = &period_type;
+    rest.period = round_i64((double)(info->word_size / 8) / info->sample_rate);
+    rest.n_comment = 1;
+    rest.comment = &comment_id;
 
-    size_t size = perftools__profiles__profile__get_packed_size(&prof);
-    out = malloc(size ? size : 1);
-    if (!out)
-        goto nomem;
-    if (perftools__profiles__profile__pack(&prof, out) != size) {
-        snprintf(err, errlen, "internal error: protobuf size mismatch");
+    if (gz_open(&o, path, err, errlen))
         goto out;
+    opened = 1;
+    if (put_profile(&o, &head, &out, &out_cap, err, errlen))
+        goto out;
+    /* samples: one per stack with objects; locations leaf first */
+    for (size_t i = 0; i < p->n; i++) {
+        const rp_stack *s = &p->v[i];
+        if (!s->count)
+            continue;
+        size_t len, n = 0;
+        const uint64_t *codes = stackset_get(&p->stacks, (uint32_t)i, &len);
+        if (grow_array(&locs, &locs_cap, len + 1, sizeof *locs))
+            goto nomem;
+        for (size_t j = len; j-- > 0;) {
+            int64_t id = loc_id(&e, p, f, codes[j], &buf, &buf_cap);  /* (known) */
+            if (id > 0)
+                locs[n++] = (uint64_t)id;
+        }
+        int64_t values[4] = {round_i64(s->alloc_obj), round_i64(rp_bytes(p, s->alloc)),
+                             round_i64(s->at_obj), round_i64(rp_bytes(p, s->at))};
+        PSample sm;
+        perftools__profiles__sample__init(&sm);
+        sm.location_id = locs;
+        sm.n_location_id = n;
+        sm.value = values;
+        sm.n_value = 4;
+        if (put_sample(&o, &sm, &out, &out_cap, err, errlen))
+            goto out;
     }
-    rc = write_gz(path, out, size, err, errlen);
+    if (put_profile(&o, &rest, &out, &out_cap, err, errlen))
+        goto out;
+    opened = 0;
+    rc = gz_finish(&o, err, errlen);
     goto out;
 nomem:
     snprintf(err, errlen, "out of memory");
 out:
+    if (opened)
+        gz_abort(&o);
     free(out);
     free(buf);
-    free(samples);
-    free(sample_ptrs);
-    free(loc_lists);
-    free(values);
+    free(locs);
     enc_free(&e);
     return rc;
 }
