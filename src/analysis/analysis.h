@@ -178,6 +178,10 @@ struct mt_scan {
     const mt_trace_info *info;
     int64_t end;              /* last event time, us since start            */
     int64_t total_samples;    /* all allocations, unfiltered                */
+    int64_t odd_allocs;       /* allocations, unfiltered, with nsamples <= 0
+                                 or a negative length: the format allows
+                                 them, a real trace has none, estimates
+                                 that count them mean nothing              */
     int64_t accepted;         /* objects that passed the filter             */
     size_t nstacks;           /* distinct stacks interned                   */
     char err[512];
@@ -246,6 +250,7 @@ typedef struct mt_site_report {
     int64_t end;                      /* us since start                      */
     int64_t peak_time, peak_samples;  /* of the filtered live heap           */
     int passes;                       /* 1 or 2: how the report was made     */
+    int64_t odd_allocs;               /* as mt_scan's                        */
     char err[600];
 } mt_site_report;
 

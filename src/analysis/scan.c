@@ -374,6 +374,7 @@ typedef struct scan_back {
     sent *bstacks;              /* the summaries as the event side has seen */
     size_t nbstacks, bstacks_cap;  /* them (its own copy)                  */
     int64_t end, total_samples, accepted;  /* copied to mt_scan at the end */
+    int64_t odd_allocs;
     int err;
     int stopped;                /* on_object asked to stop */
     char pad[64];
@@ -614,6 +615,7 @@ static int back(mt_scan *s, const rec *r, const sent *newsum, const mt_event *ev
     }
     if (r->kind == MT_EVENT_ALLOC) {
         p->b.total_samples += r->nsamples;
+        p->b.odd_allocs += r->nsamples <= 0 || r->length < 0;
         mt_stack st;
         make_stack(p, r->si, &st);
         mt_object o = {r->id, t, MT_NEVER, r->length, r->nsamples,
@@ -900,6 +902,7 @@ int mt_scan_run(mt_scan *s, const char *path)
         st = mt_reader_scan(s->reader, on_event, s);
     s->end = p->b.end;
     s->total_samples = p->b.total_samples;
+    s->odd_allocs = p->b.odd_allocs;
     s->accepted = p->b.accepted;
     if (p->b.err)
         return MT_ERR_FORMAT;

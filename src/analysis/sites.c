@@ -350,6 +350,7 @@ static void take_info(mt_site_report *r, const mt_scan *s)
         r->executable = strdup(s->info->executable_name);
     }
     r->end = s->end;
+    r->odd_allocs = s->odd_allocs;
 }
 
 /* One pass (see "the peak in one pass"). Returns MT_OK, an error, or

@@ -69,6 +69,14 @@ void cli_error(const char *cmd, const char *fmt, ...)
     fputc('\n', stderr);
 }
 
+void cli_warn_odd(const char *cmd, const char *path, int64_t n)
+{
+    if (n > 0)
+        cli_error(cmd, "warning: %s: %lld allocation%s with nsamples <= 0 or a negative "
+                  "length (`memtrace check` lists them): the figures that count them "
+                  "mean nothing", path, (long long)n, n == 1 ? "" : "s");
+}
+
 int cli_peak_file(const char *cmd, const mt_filter *f, const char *path)
 {
     if (f->live_mode != MT_LIVE_PEAK || strcmp(path, "-") != 0)

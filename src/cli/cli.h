@@ -62,6 +62,12 @@ int cli_main(int argc, char **argv);
 void cli_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* The warning for a trace with n allocations whose nsamples is <= 0 or
+ * whose length is negative (mt_scan.odd_allocs); nothing when n is 0. The
+ * exit status stays 0: the format allows them (`memtrace check` lists them
+ * as warnings), but estimates that count them mean nothing. */
+void cli_warn_odd(const char *cmd, const char *path, int64_t n);
+
 /* Usage error: message, a hint to --help, returns EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

@@ -107,7 +107,7 @@ int cmd_diff(int argc, char **argv)
         }
         if (k > 0)
             continue;
-        if (opts_done || a[0] != '-') {
+        if (opts_done || a[0] != '-' || a[1] == 0) {
             if (npaths == 2) {
                 rc = cli_usage_error("diff", "expected BASE and NEW, got more");
                 goto out;
@@ -156,6 +156,12 @@ int cmd_diff(int argc, char **argv)
         rc = cli_usage_error("diff", "expected two traces, BASE and NEW");
         goto out;
     }
+    for (int k = 0; k < 2; k++)
+        if (strcmp(paths[k], "-") == 0) {
+            rc = cli_usage_error("diff", "%s is read twice and cannot be standard input",
+                                 k ? "NEW" : "BASE");
+            goto out;
+        }
 
     mt_site_report r[2];
     memset(r, 0, sizeof r);
@@ -168,6 +174,8 @@ int cmd_diff(int argc, char **argv)
                                progress_tick_fn, &prog) != MT_OK) {
             cli_error("diff", "%s: %s", paths[k], r[k].err);
             rc = EXIT_DATA;
+        } else {
+            cli_warn_odd("diff", paths[k], r[k].odd_allocs);
         }
         progress_done(&prog);
     }

@@ -79,6 +79,8 @@ static int pass(const char *path, const mt_filter *f, int64_t live_at,
         free(*exe);
         *exe = strdup(s.info->executable_name);
         *end = s.end;
+        if (first)
+            cli_warn_odd("live", path, s.odd_allocs);
     }
     mt_scan_free(&s);
     return st;

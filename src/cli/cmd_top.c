@@ -283,6 +283,7 @@ int cmd_top(int argc, char **argv)
         rc = EXIT_DATA;
         goto out;
     }
+    cli_warn_odd("top", path, r.odd_allocs);
     if (r.sites.n > 1)
         qsort(r.sites.v, r.sites.n, sizeof *r.sites.v, cmp_sites);
     mt_out o;

@@ -242,6 +242,8 @@ int rp_profile_run(rp_profile *p, const char *cmd, const char *path,
             cli_error(cmd, "%s: %s", path, p->scan.err);
     }
     p->info = p->scan.info;
+    if (st == MT_OK && !p->err)
+        cli_warn_odd(cmd, path, p->scan.odd_allocs);
     if (p->err) {
         cli_error(cmd, "out of memory");
         return MT_ERR_NOMEM;

@@ -235,6 +235,25 @@ if [ -f "$CORPUS/malformed/bad-dropped-packet.ctf" ]; then
     pass "check: the result line counts the skipped packets"
   else fail_run "check of bad-dropped-packet.ctf: expected 'valid, 9 packets skipped'"; fi
 fi
+run diff "$INPUT" -
+if [ "$RC" -eq 2 ] && grep -q "NEW is read twice and cannot be standard input" "$T/err"; then
+  pass "diff TRACE -: usage error saying why"
+else fail_run "diff TRACE -: expected exit 2 and why"; fi
+
+# --- estimates from allocations whose figures mean nothing --------------------
+# (synth-abuse: 2 negative lengths, 3 sample counts <= 0; synth-basic: none)
+if [ -f "$CORPUS/traces/synth-abuse.ctf" ]; then
+  for c in top live; do
+    run $c "$CORPUS/traces/synth-abuse.ctf"
+    if [ "$RC" -eq 0 ] && grep -q "^memtrace $c: warning: .*synth-abuse.ctf: 5 allocations with nsamples <= 0 or a negative length" "$T/err"; then
+      pass "$c warns about synth-abuse's 5 odd allocations"
+    else fail_run "$c of synth-abuse.ctf: expected exit 0 and a warning about 5 allocations"; fi
+    run $c "$INPUT"
+    if [ "$RC" -eq 0 ] && [ ! -s "$T/err" ]; then pass "$c: no warning on a trace without them"
+    else fail_run "$c of $INPUT: expected exit 0 and nothing on stderr"; fi
+  done
+fi
+
 run frobnicate
 if [ "$RC" -eq 2 ] && [ "$(wc -l < "$T/err")" -eq 2 ] && grep -q "Try 'memtrace --help'" "$T/err"; then
   pass "unknown command: two lines, not the whole help"
