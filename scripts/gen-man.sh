@@ -81,12 +81,22 @@ Non-empty and not 0: also read separate debug files (/usr/lib/debug) for the
 file and line of library frames.
 .TP
 .B MEMTRACE_UNWIND
-.B libgcc
-or
-.B step
-to use another unwinder than libunwind's
+(for comparisons) by default the profiler's own unwinder, which leaves to
+libunwind only the frames it cannot unwind;
+.B libunwind
+for libunwind's
 .B unw_backtrace
-(for comparisons).
+alone,
+.B libgcc
+for libgcc's,
+.B step
+for libunwind one
+.B unw_step
+at a time;
+.B check
+unwinds every sample with the profiler's unwinder and with
+.BR unw_step ,
+keeps the latter's, and prints at exit how many differed.
 .TP
 .B MEMTRACE_THREADS
 (the analysing commands) 1: read the trace on the calling thread instead of a

@@ -1,13 +1,17 @@
 /*
  * memtrace.h - public API of libmemtrace, a reader and writer for memtrace
- * traces (format versions 1, 2 and 3; see docs/FORMAT-NOTES.md and the
- * project's specification).
+ * traces: it reads format versions 1, 2 and 3 and writes 2 and 3 (the
+ * format's specification; docs/ARCHITECTURE.md for how the library is
+ * built).
  *
  * Conventions
  *  - Every function that can fail returns an int status: MT_OK (0) or a
  *    negative MT_ERR_* code. mt_status_name() names a code; the handle's
  *    *_error() function gives the full message, which names the byte offset
- *    in the trace and what was wrong.
+ *    in the trace and what was wrong. Two kinds of failure leave the
+ *    handle as it was, message included: a reader's MT_ERR_ARG (a NULL
+ *    argument, an open of a reader already opened, mt_reader_next before
+ *    an open) and mt_reader_locations' MT_ERR_LOCATION (a code not defined).
  *  - Handles are opaque. The library keeps no global state: any number of
  *    readers and writers may be used concurrently from different threads, but
  *    one handle must not be used by two threads at the same time.
@@ -187,7 +191,8 @@ MT_API int mt_reader_scan(mt_reader *r, mt_event_fn fn, void *ctx);
 MT_API int mt_reader_locations(mt_reader *r, uint64_t code,
                         const mt_location **locs, size_t *n);
 
-/* Message of the last error ("" if none), naming the offset. */
+/* Message of the error that stopped the reader ("" if none), naming the
+ * offset (misuse and MT_ERR_LOCATION set none: see the conventions). */
 MT_API const char *mt_reader_error(const mt_reader *r);
 
 /* Offset in the file of the first byte not yet consumed. */

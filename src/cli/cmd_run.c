@@ -63,8 +63,9 @@ void usage_run(FILE *out)
             "                        same way (default: they run untraced)\n"
             "  -h, --help            show this help\n"
             "\n"
-            "The profiler library is looked for in $MEMTRACE_PRELOAD, next to\n"
-            "this program, then in the library directory of its installation.\n"
+            "The profiler library is $MEMTRACE_PRELOAD when that is set (and\n"
+            "only then); else it is looked for next to this program, then in the\n"
+            "library directory of its installation.\n"
             "CMD is looked up in PATH. A program CMD execs in its own place\n"
             "(env, nice, a wrapper script's 'exec prog', pyenv's shims) is traced\n"
             "into FILE, replacing CMD's trace: the program that ends up running\n"
@@ -345,6 +346,20 @@ static int sampled_nothing(const char *path, double *every)
  * directory; its directory must let a file be created either way. 0, or
  * -1 with errno set. Found out before the program starts: the library
  * would only say so and run it untraced. */
+/* Whether another process holds the lock the profiler takes on a trace
+ * file (lockf) at path: it is writing that trace. */
+static int trace_locked(const char *path)
+{
+    int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (fd < 0)
+        return 0;
+    struct stat st;
+    int locked = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && lockf(fd, F_TEST, 0) != 0 &&
+                 (errno == EACCES || errno == EAGAIN);
+    close(fd);
+    return locked;
+}
+
 static int trace_writable(const char *path, int is_file)
 {
     char dir[2 * PATH_MAX + 64];
@@ -426,7 +441,12 @@ int cmd_run(int argc, char **argv)
 
     char lib[PATH_MAX + 64], prog[PATH_MAX];
     if (find_preload(lib, sizeof lib) < 0) {
-        cli_error("run", "cannot find %s (set MEMTRACE_PRELOAD to its path)", PRELOAD_NAME);
+        const char *env = getenv("MEMTRACE_PRELOAD");
+        if (env && *env)
+            cli_error("run", "MEMTRACE_PRELOAD=%s: not a file (it names the profiler "
+                      "library, %s)", env, PRELOAD_NAME);
+        else
+            cli_error("run", "cannot find %s (set MEMTRACE_PRELOAD to its path)", PRELOAD_NAME);
         return EXIT_DATA;
     }
     if (resolve(cmd[0], prog, sizeof prog) < 0) {
@@ -474,6 +494,13 @@ int cmd_run(int argc, char **argv)
             cli_error("run", "cannot write the trace to %s: %s", output, strerror(errno));
         else
             cli_error("run", "cannot write a trace in %s: %s", cwd, strerror(errno));
+        return EXIT_DATA;
+    }
+    if (output && !strstr(output, "%p") && trace_locked(pattern)) {
+        /* (the profiler would run the program untraced, and the file is
+         * another run's) */
+        cli_error("run", "%s is being written by another process (it holds the file's "
+                  "lock): give another -o", output);
         return EXIT_DATA;
     }
 

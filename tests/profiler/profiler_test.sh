@@ -370,7 +370,18 @@ run_cli)
   valid "under ulimit -v" as.ctf
   # MEMTRACE_PRELOAD override
   MEMTRACE_PRELOAD=/nonexistent/libx.so "$CLI" run -- /bin/true 2> p.err; rc=$?
-  [ $rc = 1 ] && grep -q "cannot find libmemtrace_preload.so" p.err && ok "MEMTRACE_PRELOAD missing file" || fail "MEMTRACE_PRELOAD: $rc"
+  [ $rc = 1 ] && grep -qF "MEMTRACE_PRELOAD=/nonexistent/libx.so: not a file" p.err &&
+    ok "MEMTRACE_PRELOAD naming no file: said so" || { fail "MEMTRACE_PRELOAD: $rc"; cat p.err; }
+  # A trace file another run is writing (it holds the lock): refused before
+  # the program runs (the profiler would run it untraced).
+  "$CLI" run -o lk.ctf -- sleep 3 2> lk1.err & lkpid=$!
+  for _ in $(seq 50); do [ -s lk.ctf ] && break; sleep 0.1; done
+  "$CLI" run -o lk.ctf -- /bin/echo ran > lk2.out 2> lk2.err; rc=$?
+  wait $lkpid
+  [ $rc = 1 ] && [ ! -s lk2.out ] && grep -q "lk.ctf is being written by another process" lk2.err &&
+    ok "a trace file another run holds: refused" || { fail "locked trace file: rc $rc"; cat lk2.out lk2.err; }
+  "$CLI" run -o lk.ctf -- /bin/echo ran > lk3.out 2> /dev/null && grep -qx ran lk3.out &&
+    ok "the same file once free: traced" || fail "the freed trace file"
   ;;
 
 threads)
