@@ -2,7 +2,8 @@
 # install_test.sh BUILD_DIR SOURCE_DIR CC - install the build into a scratch
 # prefix (and again under DESTDIR) and check what a user of the installed
 # files gets: pkg-config flags that are plain absolute paths (so that
-# pkg-config can drop the system's directories), the examples built with
+# pkg-config can drop the system's directories), the API and nothing else
+# exported by both libraries, the examples built with
 # them, statically and dynamically, writing a trace and reading it back, the
 # profiler's in-process API through memtrace-profiler.pc, and the installed
 # CLI finding its own preload library.
@@ -50,6 +51,19 @@ if [ $how = dynamic ] && ! LD_LIBRARY_PATH=$libdir ldd "$T/example_read.dynamic"
 fi
 cmp -s "$T/w.static.ctf" "$T/w.dynamic.ctf" || fail "static and dynamic examples wrote different traces"
 cmp -s "$T/r.static.out" "$T/r.dynamic.out" || fail "static and dynamic examples read differently"
+
+# the archive exports what the shared library does (the API), nothing else
+nm -g --defined-only "$libdir/libmemtrace.a" | awk 'NF == 3 {print $3}' | sort > "$T/a.syms"
+nm -D --defined-only "$libdir/libmemtrace.so" | awk '{print $3}' | sort > "$T/so.syms"
+if [ -s "$T/a.syms" ] && cmp -s "$T/a.syms" "$T/so.syms" &&
+   ! grep -v "^mt_" "$T/a.syms" | grep -q .; then
+  ok "libmemtrace.a and .so export the same $(wc -l < "$T/a.syms") mt_ symbols"
+else
+  fail "exports differ (archive | shared library):"; diff "$T/a.syms" "$T/so.syms" | head
+fi
+while read -r sym; do
+  grep -q "\b$sym(" "$P/include/memtrace/memtrace.h" || fail "$sym is exported but not in memtrace.h"
+done < "$T/so.syms"
 
 # the profiler's API through memtrace-profiler.pc
 cat > "$T/prof.c" <<'C'
