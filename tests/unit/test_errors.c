@@ -424,6 +424,19 @@ static mt_writer *open_writer(msink *s)
     return open_writer_v(s, 2);
 }
 
+/* The writer's output in s as a trace to damage, checked first to read
+ * back whole: n events. */
+static tbuf read_back(const msink *s, int n)
+{
+    tbuf b = {s->p, s->len, s->cap, 0};
+    int got;
+    diag_log d = {0};
+    char msg[512];
+    CHECK_EQ(read_all(&b, &got, &d, msg, sizeof msg), MT_EOF);
+    CHECK_EQ(got, n);
+    return b;
+}
+
 /* v3 checks a packet's verifier against its domain's cache before its
  * first event (v2 in every header: test_bad_verifier). A trace of two
  * events packets, each with an allocation, by the writer; the second's
@@ -450,12 +463,10 @@ static void test_bad_verifier_v3(void)
         free(s.p);
         return;
     }
-    tbuf b = {s.p, s.len, s.cap, 0};
+    tbuf b = read_back(&s, 2);
     int n;
     diag_log d = {0};
     char msg[512];
-    CHECK_EQ(read_all(&b, &n, &d, msg, sizeof msg), MT_EOF);   /* as written */
-    CHECK_EQ(n, 2);
     b.p[pk[bad].off + 42] ^= 1;                                 /* its pred */
     expect_error(&b, 0, MT_ERR_FORMAT, 1, pk[bad].off, "malformed trace: cache verification");
     CHECK_EQ(read_all_opt(&b, 1, &n, &d, msg, sizeof msg), MT_EOF);
@@ -489,12 +500,7 @@ static void test_v3_time_before_last(void)
         free(s.p);
         return;
     }
-    tbuf b = {s.p, s.len, s.cap, 0};
-    int n;
-    diag_log d = {0};
-    char msg[512];
-    CHECK_EQ(read_all(&b, &n, &d, msg, sizeof msg), MT_EOF);   /* as written */
-    CHECK_EQ(n, 7);
+    tbuf b = read_back(&s, 7);
     /* the last packet now spans T0+50..T0+80: before the domain's last
      * event (T0+100), and its events (T0+300...) after its end */
     tb_set_le(&b, pk[last].off + 8, T0 + 50, 8);
