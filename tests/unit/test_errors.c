@@ -424,6 +424,20 @@ static mt_writer *open_writer(msink *s)
     return open_writer_v(s, 2);
 }
 
+/* One allocation of cs (locations from locate) by a fresh writer: written,
+ * and read back whole with code's one location. */
+static void one_alloc_written(const uint64_t *cs, size_t n, mt_locate_fn locate, uint64_t code)
+{
+    msink s = {0};
+    s.fail_after = -1;
+    mt_writer *w = open_writer(&s);
+    CHECK_EQ(mt_writer_alloc(w, (int64_t)T0 + 1, 2, 1, MT_SOURCE_MINOR, cs, n, locate, NULL,
+                             NULL), MT_OK);
+    CHECK_EQ(mt_writer_close(w), MT_OK);
+    written_back(&s, 1, code, 1);
+    free(s.p);
+}
+
 /* The writer's output in s as a trace to damage, checked first to read
  * back whole: n events. */
 static tbuf read_back(const msink *s, int n)
@@ -617,25 +631,11 @@ static void test_writer_errors(void)
     }
 
     /* a canonical negative code is a code like any other */
-    msink s7 = {0};
-    s7.fail_after = -1;
-    w = open_writer(&s7);
     const uint64_t neg[2] = {0xC000000000000000ull, 0xFFFFFFFFFFFFFFFFull};
-    CHECK_EQ(mt_writer_alloc(w, (int64_t)T0 + 1, 2, 1, MT_SOURCE_MINOR, neg, 2,
-                             locate_ok, NULL, NULL), MT_OK);
-    CHECK_EQ(mt_writer_close(w), MT_OK);
-    written_back(&s7, 1, 0xC000000000000000ull, 1);
-    free(s7.p);
+    one_alloc_written(neg, 2, locate_ok, 0xC000000000000000ull);
 
     /* NULL names from the callback are written as "" */
-    msink s5 = {0};
-    s5.fail_after = -1;
-    w = open_writer(&s5);
-    CHECK_EQ(mt_writer_alloc(w, (int64_t)T0 + 1, 2, 1, MT_SOURCE_MINOR, fresh, 1,
-                             locate_null_names, NULL, NULL), MT_OK);
-    CHECK_EQ(mt_writer_close(w), MT_OK);
-    written_back(&s5, 1, 0x3000, 1);
-    free(s5.p);
+    one_alloc_written(fresh, 1, locate_null_names, 0x3000);
 
     /* after mt_writer_finish no more events, and close writes nothing more */
     msink s4 = {0};
