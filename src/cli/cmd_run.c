@@ -31,7 +31,10 @@
 #ifndef MT_BIN_TO_LIBDIR
 #define MT_BIN_TO_LIBDIR "../lib"
 #endif
-#define PRELOAD_NAME "libmemtrace_preload.so"
+/* The preload library's soname (set by CMakeLists.txt from the version). */
+#ifndef MT_PRELOAD_SONAME
+#define MT_PRELOAD_SONAME "libmemtrace_preload.so.0"
+#endif
 
 void usage_run(FILE *out)
 {
@@ -64,8 +67,8 @@ void usage_run(FILE *out)
             "  -h, --help            show this help\n"
             "\n"
             "The profiler library is $MEMTRACE_PRELOAD when that is set (and\n"
-            "only then); else it is looked for next to this program, then in the\n"
-            "library directory of its installation.\n"
+            "only then); else " MT_PRELOAD_SONAME " is looked for next to\n"
+            "this program, then in the library directory of its installation.\n"
             "CMD is looked up in PATH. A program CMD execs in its own place\n"
             "(env, nice, a wrapper script's 'exec prog', pyenv's shims) is traced\n"
             "into FILE, replacing CMD's trace: the program that ends up running\n"
@@ -133,7 +136,7 @@ static int find_preload(char *out, size_t size)   /* size >= PATH_MAX + 64 */
     *slash = 0;
     const char *dirs[] = {"", ("/" MT_BIN_TO_LIBDIR), "/../lib"};   /* (one string) */
     for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
-        snprintf(out, size, "%s%s/" PRELOAD_NAME, exe, dirs[i]);
+        snprintf(out, size, "%s%s/" MT_PRELOAD_SONAME, exe, dirs[i]);
         if (is_file(out))
             return 0;
     }
@@ -444,9 +447,9 @@ int cmd_run(int argc, char **argv)
         const char *env = getenv("MEMTRACE_PRELOAD");
         if (env && *env)
             cli_error("run", "MEMTRACE_PRELOAD=%s: not a file (it names the profiler "
-                      "library, %s)", env, PRELOAD_NAME);
+                      "library, %s)", env, MT_PRELOAD_SONAME);
         else
-            cli_error("run", "cannot find %s (set MEMTRACE_PRELOAD to its path)", PRELOAD_NAME);
+            cli_error("run", "cannot find %s (set MEMTRACE_PRELOAD to its path)", MT_PRELOAD_SONAME);
         return EXIT_DATA;
     }
     if (resolve(cmd[0], prog, sizeof prog) < 0) {

@@ -53,13 +53,15 @@ static char preload_entry[PATH_MAX];
 static char memtrace_set[PATH_MAX + 16];  /* MEMTRACE=value the profiler set */
 static pid_t root_pid;                    /* 0: an exec changes nothing */
 
-/* Is the LD_PRELOAD entry p[0..k) this library? */
+/* Is the LD_PRELOAD entry p[0..k) this library: libmemtrace_preload.so,
+ * or a versioned name of it (libmemtrace_preload.so.0, the soname, which
+ * `memtrace run` preloads), in any directory? */
 static int is_preload_entry(const char *p, size_t k)
 {
     const char *slash = memrchr(p, '/', k);
     const char *base = slash ? slash + 1 : p;
-    size_t bk = (size_t)(p + k - base);
-    return bk == sizeof preload_name - 1 && memcmp(base, preload_name, bk) == 0;
+    size_t bk = (size_t)(p + k - base), n = sizeof preload_name - 1;
+    return bk >= n && memcmp(base, preload_name, n) == 0 && (bk == n || base[n] == '.');
 }
 
 /* This library's entry in the LD_PRELOAD list v (entries separated by ':'

@@ -78,6 +78,12 @@ if "$CC" "$T/prof.c" $(pkg-config --cflags --libs memtrace-profiler) -o "$T/prof
 else
   fail "a program using memtrace-profiler.pc"; cat "$T/cc.err"
 fi
+# versioned like libmemtrace: the program records the soname
+if readelf -d "$T/prof" | grep -q "NEEDED.*\[libmemtrace_preload\.so\.[0-9]*\]"; then
+  ok "a program using the profiler's API needs libmemtrace_preload.so.N"
+else
+  fail "the program's NEEDED entry for the profiler"; readelf -d "$T/prof" | grep NEEDED
+fi
 
 # the installed CLI: runs, and profiles with the installed preload library
 "$P/bin/memtrace" --version | grep -q "^memtrace " || fail "installed memtrace --version"
@@ -99,7 +105,7 @@ int main(void)
 C
 "$CC" "$T/m.c" -o "$T/m" || fail "build the profiled program"
 "$P/bin/memtrace" run -o "$T/m.ctf" -- "$T/m" > "$T/m.out" 2> "$T/m.err"
-if grep -q "^$libdir/libmemtrace_preload.so$" "$T/m.out" && "$P/bin/memtrace" check "$T/m.ctf" > /dev/null; then
+if grep -q "^$libdir/libmemtrace_preload\.so\.[0-9.]*$" "$T/m.out" && "$P/bin/memtrace" check "$T/m.ctf" > /dev/null; then
   ok "installed memtrace run uses the installed preload library"
 else
   fail "installed memtrace run"; cat "$T/m.out" "$T/m.err"
