@@ -58,13 +58,42 @@ static void usage(FILE *out)
             "output is the same).\n");
 }
 
+/* A message on stderr with its control characters (a file name's newline
+ * or escape sequence) written \xHH: one line, and nothing for the
+ * terminal to interpret. */
+static void put_message(const char *fmt, va_list ap)
+{
+    char small[512], *buf = small;
+    va_list aq;
+    va_copy(aq, ap);
+    int n = vsnprintf(small, sizeof small, fmt, aq);
+    va_end(aq);
+    if (n < 0)
+        return;
+    if ((size_t)n >= sizeof small && (buf = malloc((size_t)n + 1)) != NULL)
+        vsnprintf(buf, (size_t)n + 1, fmt, ap);
+    if (!buf) {
+        buf = small;            /* out of memory: the message cut short */
+        n = (int)sizeof small - 1;
+    }
+    for (int i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)buf[i];
+        if (c < 0x20 || c == 0x7f)
+            fprintf(stderr, "\\x%02x", c);
+        else
+            fputc(c, stderr);
+    }
+    if (buf != small)
+        free(buf);
+}
+
 void cli_error(const char *cmd, const char *fmt, ...)
 {
     va_list ap;
     fflush(stdout);
     fprintf(stderr, "memtrace %s: ", cmd);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    put_message(fmt, ap);
     va_end(ap);
     fputc('\n', stderr);
 }
@@ -77,11 +106,24 @@ void cli_warn_odd(const char *cmd, const char *path, int64_t n)
                   "mean nothing", path, (long long)n, n == 1 ? "" : "s");
 }
 
+int cli_read_twice(const char *cmd, const char *what, const char *path)
+{
+    if (strcmp(path, "-") == 0)
+        return cli_usage_error(cmd, "%s and cannot be standard input", what);
+    struct stat st;
+    if (stat(path, &st) != 0 || S_ISREG(st.st_mode) || S_ISBLK(st.st_mode) ||
+        S_ISDIR(st.st_mode))
+        return 0;       /* (opening it says what is wrong, if anything) */
+    return cli_usage_error(cmd, "%s and cannot be %s (%s): it must be a file", what,
+                           S_ISFIFO(st.st_mode) ? "a pipe or FIFO"
+                           : S_ISSOCK(st.st_mode) ? "a socket" : "a device", path);
+}
+
 int cli_peak_file(const char *cmd, const mt_filter *f, const char *path)
 {
-    if (f->live_mode != MT_LIVE_PEAK || strcmp(path, "-") != 0)
+    if (f->live_mode != MT_LIVE_PEAK)
         return 0;
-    return cli_usage_error(cmd, "--live-at peak reads TRACE twice: it cannot be standard input");
+    return cli_read_twice(cmd, "--live-at peak reads TRACE twice", path);
 }
 
 /* stat of a file name, or of the standard stream (fd) that "-" stands for. */
@@ -102,25 +144,18 @@ int cli_same_file(const char *in, const char *out)
 int cli_write_file(const char *cmd, const char *outpath, int (*write)(void *ctx, int fd),
                    void *ctx)
 {
-    int tostdout = strcmp(outpath, "-") == 0;
-    int fd = tostdout ? STDOUT_FILENO : open(outpath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd < 0) {
-        cli_error(cmd, "%s: %s", outpath, strerror(errno));
+    cli_out_file o;
+    if (cli_out_open(cmd, &o, outpath))
         return 1;
-    }
-    struct stat st;
-    int regular = !tostdout && fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
-    int w = write(ctx, fd);
-    if (!tostdout && close(fd) && w == 0)
-        w = -2;
+    int w = write(ctx, o.fd);
+    if (w == 0)
+        return cli_out_commit(cmd, &o);
     int saved = errno;
-    if (w && regular)
-        unlink(outpath);            /* no half-written file left behind */
-    if (w == -2) {
-        cli_error(cmd, "%s: writing: %s", outpath, strerror(saved));
-        return 1;
-    }
-    return w ? -1 : 0;
+    int partial = cli_out_abort(&o);
+    if (w == -2)
+        cli_error(cmd, "%s: writing: %s%s", cli_out_name(outpath), strerror(saved),
+                  partial ? " (the file is incomplete)" : "");
+    return w == -2 ? 1 : -1;
 }
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)
@@ -128,7 +163,7 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
     va_list ap;
     fprintf(stderr, "memtrace %s: ", cmd);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    put_message(fmt, ap);
     va_end(ap);
     fprintf(stderr, "\nTry 'memtrace %s --help'.\n", cmd);
     return EXIT_USAGE;
@@ -260,6 +295,21 @@ void cli_print_diag(void *ctx, mt_diag_kind kind, uint64_t offset,
     fflush(stderr);
 }
 
+/* The argument of a command that names the file standard output writes
+ * to (a regular file), or NULL: `memtrace dump T >> T` would read its own
+ * output, and `flamegraph T >> T` damage T. "-" stands for standard input. */
+static const char *output_among_inputs(int argc, char **argv)
+{
+    struct stat so, st;
+    if (fstat(STDOUT_FILENO, &so) != 0 || !S_ISREG(so.st_mode))
+        return NULL;
+    for (int i = 1; i < argc; i++)
+        if (stat_path(argv[i], STDIN_FILENO, &st) == 0 && S_ISREG(st.st_mode) &&
+            st.st_dev == so.st_dev && st.st_ino == so.st_ino)
+            return argv[i];
+    return NULL;
+}
+
 int cli_main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -283,8 +333,19 @@ int cli_main(int argc, char **argv)
         return EXIT_OK;
     }
     for (size_t i = 0; i < NCOMMANDS; i++)
-        if (strcmp(commands[i].name, name) == 0)
+        if (strcmp(commands[i].name, name) == 0) {
+            const char *same;
+            /* (run's arguments are the program's) */
+            for (int a = 2; a < argc && strcmp(name, "run") != 0; a++)
+                if (!argv[a][0])
+                    return cli_usage_error(name, "argument %d is empty (a file name or "
+                                           "a value cannot be)", a - 1);
+            if (strcmp(name, "run") != 0 && (same = output_among_inputs(argc - 1, argv + 1)))
+                return cli_usage_error(name, "standard output is %s, which the command "
+                                       "reads: redirect it elsewhere",
+                                       strcmp(same, "-") == 0 ? "standard input" : same);
             return commands[i].run(argc - 1, argv + 1);
+        }
     fprintf(stderr, "memtrace: unknown command '%s'\nTry 'memtrace --help'.\n", name);
     return EXIT_USAGE;
 }

@@ -119,15 +119,51 @@ int cli_parse_trace_out(const char *cmd, void (*show_usage)(FILE *), int argc,
  * from or to it)? Writing OUT would then destroy IN. */
 int cli_same_file(const char *in, const char *out);
 
-/* --live-at peak reads TRACE twice: 0 when that is possible, else (path
- * is "-") EXIT_USAGE after a usage error. */
+/* A command reads path twice (what: "TRACE is read twice", or the like):
+ * 0 when it can, else EXIT_USAGE after a usage error saying why: path is
+ * "-" (standard input) or names a pipe, a FIFO, a socket or a character
+ * device, which a second open would not read from the start (a FIFO's
+ * second open waits for a writer that never comes). */
+int cli_read_twice(const char *cmd, const char *what, const char *path);
+
+/* --live-at peak reads TRACE twice: cli_read_twice when f asks for it. */
 int cli_peak_file(const char *cmd, const struct mt_filter *f, const char *path);
+
+/* What the help of each command with an output file says about it. */
+#define CLI_HELP_OUT_FILE                                                   \
+    "The output file is written under a temporary name next to it and put\n" \
+    "in its place when finished: a failure (a full disk) or an interrupt\n"   \
+    "leaves an existing file as it was, and no partial file.\n"
+
+/* An output file of a command (outfile.c): written under a temporary name
+ * next to it and renamed over it by cli_out_commit, so that a failure or
+ * an interruption (SIGINT, SIGTERM, SIGHUP: the temporary file is removed)
+ * leaves no partial file; standard output ("-"), devices, FIFOs and names
+ * under /dev and /proc are written in place. */
+typedef struct cli_out_file {
+    const char *path;   /* as given                                       */
+    char *target;       /* a symbolic link's target, replaced instead     */
+    char *tmp;          /* the temporary file; NULL when written in place */
+    int fd;             /* where to write                                 */
+} cli_out_file;
+
+/* path in a message: "standard output" for "-". */
+const char *cli_out_name(const char *path);
+
+/* Open path for writing: 0, or 1 after reporting why not ("PATH: ..."). */
+int cli_out_open(const char *cmd, cli_out_file *o, const char *path);
+/* Close and put the file in place: 0, or 1 after reporting the failure
+ * (the temporary file is then removed). */
+int cli_out_commit(const char *cmd, cli_out_file *o);
+/* Close and remove the temporary file. Returns 1 when a regular file was
+ * being written in place and is left incomplete (the caller says so). */
+int cli_out_abort(cli_out_file *o);
 
 /* Write the file outpath ("-": standard output) with write(ctx, fd), which
  * returns 0, -2 for a failed write (errno set) or -1 for any other failure.
  * Returns 0; 1 after reporting ("OUTPATH: ...") that the file could not be
- * opened, written or closed; -1 when write returned -1. A regular file
- * that was not written whole is removed. */
+ * opened, written or closed; -1 when write returned -1 (nothing reported).
+ * On failure the file is left as it was (cli_out_file). */
 int cli_write_file(const char *cmd, const char *outpath, int (*write)(void *ctx, int fd),
                    void *ctx);
 

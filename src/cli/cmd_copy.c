@@ -21,6 +21,7 @@ void usage_copy(FILE *out)
             "be copied yet (exit status 1).\n"
             "If IN is damaged, OUT receives every event before the damage (a valid\n"
             "trace) and the command exits with status 1.\n"
+            CLI_HELP_OUT_FILE
             "IN may be - for standard input, OUT - for standard output (not a\n"
             "terminal); OUT must not be IN, even under another name.\n"
             "\n"

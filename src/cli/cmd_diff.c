@@ -157,11 +157,9 @@ int cmd_diff(int argc, char **argv)
         goto out;
     }
     for (int k = 0; k < 2; k++)
-        if (strcmp(paths[k], "-") == 0) {
-            rc = cli_usage_error("diff", "%s is read twice and cannot be standard input",
-                                 k ? "NEW" : "BASE");
+        if ((rc = cli_read_twice("diff", k ? "NEW is read twice" : "BASE is read twice",
+                                 paths[k])) != 0)
             goto out;
-        }
 
     mt_site_report r[2];
     memset(r, 0, sizeof r);

@@ -43,6 +43,8 @@ void usage_pprof(FILE *out)
             "  -o, --output FILE   write the profile to FILE ('-': standard output,\n"
             "                      not a terminal)\n"
             "  -h, --help          show this help\n"
+            "\n"
+            CLI_HELP_OUT_FILE
             "\n");
     mt_filter_help(out);
     fprintf(out,
@@ -54,6 +56,21 @@ void usage_pprof(FILE *out)
             "\n"
             "Exit status: 0 success, 1 malformed trace or I/O error (message with\n"
             "the file on standard error), 2 bad usage.\n");
+}
+
+/* rp_write_pprof's arguments, for cli_write_file; err gets its message. */
+typedef struct pp_job {
+    rp_profile *p;
+    const mt_filter *f;
+    const char *name;
+    char *err;
+    size_t errlen;
+} pp_job;
+
+static int pp_write(void *ctx, int fd)
+{
+    pp_job *j = ctx;
+    return rp_write_pprof(j->p, j->f, fd, j->name, j->err, j->errlen);
 }
 
 int cmd_pprof(int argc, char **argv)
@@ -71,7 +88,7 @@ int cmd_pprof(int argc, char **argv)
         goto out;
     }
     if (!outpath || !outpath[0]) {
-        rc = cli_usage_error("pprof", "missing -o OUT.pb.gz");
+        rc = cli_usage_error("pprof", outpath ? "empty output file name" : "missing -o OUT.pb.gz");
         goto out;
     }
     if ((rc = cli_peak_file("pprof", &f, path)) != 0)
@@ -86,9 +103,11 @@ int cmd_pprof(int argc, char **argv)
     p.live_as_time = 1;
     rc = EXIT_DATA;
     if (rp_profile_run(&p, "pprof", path, &f) == MT_OK) {
-        if (rp_write_pprof(&p, &f, outpath, err, sizeof err) == 0)
+        pp_job job = {&p, &f, cli_out_name(outpath), err, sizeof err};
+        int w = cli_write_file("pprof", outpath, pp_write, &job);
+        if (w == 0)
             rc = EXIT_OK;
-        else
+        else if (w < 0)
             cli_error("pprof", "%s", err);
     }
     rp_profile_free(&p);

@@ -46,6 +46,8 @@ void usage_report(FILE *out)
             "  -o, --output FILE   write to FILE (default: TRACE's name with .html,\n"
             "                      named on standard error; '-': standard output)\n"
             "  -h, --help          show this help\n"
+            "\n"
+            CLI_HELP_OUT_FILE
             "\n");
     mt_filter_help(out);
     fprintf(out,
@@ -84,10 +86,8 @@ int cmd_report(int argc, char **argv)
         rc = cli_usage_error("report", "missing TRACE argument");
         goto out;
     }
-    if (strcmp(path, "-") == 0) {
-        rc = cli_usage_error("report", "TRACE is read twice and cannot be standard input");
+    if ((rc = cli_read_twice("report", "TRACE is read twice", path)) != 0)
         goto out;
-    }
     if (outpath && !outpath[0]) {
         rc = cli_usage_error("report", "empty output file name");
         goto out;

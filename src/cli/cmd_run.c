@@ -143,12 +143,13 @@ static int find_preload(char *out, size_t size)   /* size >= PATH_MAX + 64 */
     return -1;
 }
 
-/* CMD as execvp would find it, into out; -1 if not found. */
+/* CMD as execvp would find it, into out: an executable file (not a
+ * directory); -1 if not found. */
 static int resolve(const char *cmd, char *out, size_t size)
 {
     if (strchr(cmd, '/')) {
         snprintf(out, size, "%s", cmd);
-        return access(out, X_OK) == 0 ? 0 : -1;
+        return is_file(out) && access(out, X_OK) == 0 ? 0 : -1;
     }
     const char *path = getenv("PATH");
     if (!path)
@@ -379,7 +380,19 @@ static int trace_writable(const char *path, int is_file)
         if (access(path, W_OK) != 0)
             return -1;
     }
-    return access(dir, W_OK | X_OK);
+    if (access(dir, W_OK | X_OK) != 0)
+        return -1;
+    /* a name too long for the directory's file system (with room for
+     * the process id that replaces %p, or ends the default name) */
+    long name_max = pathconf(dir, _PC_NAME_MAX);
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    size_t len = strlen(base) + (!is_file || strstr(base, "%p") ? 12 : 0);
+    if (name_max > 0 && len > (size_t)name_max) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    return 0;
 }
 
 int cmd_run(int argc, char **argv)

@@ -38,6 +38,8 @@ void usage_speedscope(FILE *out)
             "Options:\n"
             "  -o, --output FILE   write the JSON to FILE ('-': standard output)\n"
             "  -h, --help          show this help\n"
+            "\n"
+            CLI_HELP_OUT_FILE
             "\n");
     mt_filter_help(out);
     fprintf(out,
@@ -179,13 +181,11 @@ int cmd_speedscope(int argc, char **argv)
         goto out;
     }
     if (!outpath || !outpath[0]) {
-        rc = cli_usage_error("speedscope", "missing -o OUT.json");
+        rc = cli_usage_error("speedscope", outpath ? "empty output file name" : "missing -o OUT.json");
         goto out;
     }
-    if (strcmp(path, "-") == 0) {
-        rc = cli_usage_error("speedscope", "TRACE is read twice and cannot be standard input");
+    if ((rc = cli_read_twice("speedscope", "TRACE is read twice", path)) != 0)
         goto out;
-    }
     rp_profile p;
     memset(&p, 0, sizeof p);
     p.need_timeline = 1;

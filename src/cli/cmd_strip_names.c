@@ -43,6 +43,7 @@ void usage_strip_names(FILE *out)
             "command exits with status 1. IN's backtraces are skipped, not decoded,\n"
             "so damage inside them goes unnoticed (it is not copied either); `memtrace\n"
             "check` finds it.\n"
+            CLI_HELP_OUT_FILE
             "\n"
             "Options:\n"
             "  --                   end of options (for file names starting with -)\n"

@@ -47,15 +47,15 @@ void usage_subsample(FILE *out)
             "Arguments:\n"
             "  IN          the trace to read (format v001, v002 or v003); - for\n"
             "              standard input\n"
-            "  OUT         the trace to write (created or truncated); must not be\n"
+            "  OUT         the trace to write (created or replaced); must not be\n"
             "              IN, even under another name; - for standard output\n"
             "              (not a terminal)\n"
             "  FACTOR      integer >= 1; FACTOR 1 keeps every sample, so every\n"
             "              allocation with samples is copied, in order (ids are\n"
             "              renumbered from 0: those of allocations without samples,\n"
             "              or outside START..END, are not kept)\n"
-            "  START END   integers (seconds since the start of the trace; may be\n"
-            "              negative)\n"
+            "  START END   integers, START < END (seconds since the start of the\n"
+            "              trace; may be negative)\n"
             "\n"
             "Options:\n"
             "  --seed N             seed the random generator with N, an integer\n"
@@ -72,6 +72,7 @@ void usage_subsample(FILE *out)
             "If IN is damaged, OUT receives the result for every event before the\n"
             "damage (a valid trace), the problem and its offset are reported on\n"
             "stderr and the command exits with status 1.\n"
+            CLI_HELP_OUT_FILE
             "\n"
             "Examples:\n"
             "  memtrace subsample big.ctf small.ctf 100\n"
@@ -385,6 +386,9 @@ int cmd_subsample(int argc, char **argv)
             return cli_usage_error(CMD, "START must be an integer (got '%s')", pos[3]);
         if (parse_int64(pos[4], &sp.end))
             return cli_usage_error(CMD, "END must be an integer (got '%s')", pos[4]);
+        if (sp.start >= sp.end)
+            return cli_usage_error(CMD, "START must be less than END (got %s and %s: "
+                                   "no second is in START <= s < END)", pos[3], pos[4]);
     }
     rng g;
     if (!have_seed) {

@@ -265,10 +265,8 @@ int cmd_top(int argc, char **argv)
         rc = cli_usage_error("top", "missing TRACE argument");
         goto out;
     }
-    if (strcmp(path, "-") == 0) {
-        rc = cli_usage_error("top", "TRACE is read twice and cannot be standard input");
+    if ((rc = cli_read_twice("top", "TRACE is read twice", path)) != 0)
         goto out;
-    }
 
     cli_progress prog;
     progress_start(&prog, "top", path);

@@ -21,12 +21,6 @@ static int is_std(const char *path)
     return strcmp(path, "-") == 0;
 }
 
-/* OUT in a message. */
-static const char *out_name(const char *out)
-{
-    return is_std(out) ? "standard output" : out;
-}
-
 static int locate(void *ctx, uint64_t code, const mt_location **locs, size_t *n)
 {
     return mt_reader_locations(ctx, code, locs, n) == MT_OK ? 0 : -1;
@@ -69,8 +63,10 @@ int cli_rewrite_undefined(const cli_rewrite *rw, const mt_event *ev, size_t from
     return 0;
 }
 
-/* The event loop; returns EXIT_OK or EXIT_DATA (reported). */
-static int run_events(cli_rewrite *rw, const cli_rewrite_spec *spec)
+/* The event loop; returns EXIT_OK or EXIT_DATA (reported). *damaged is set
+ * when the input's damage stopped it: the output, finished, then holds
+ * every event before the damage, and is kept. */
+static int run_events(cli_rewrite *rw, const cli_rewrite_spec *spec, int *damaged)
 {
     mt_event ev;
     int st;
@@ -88,7 +84,7 @@ static int run_events(cli_rewrite *rw, const cli_rewrite_spec *spec)
         else if (ws != MT_ERR_NOMEM && cli_rewrite_undefined(rw, &ev, 0, &bad))
             cli_error(rw->cmd, "%s: " MT_BAD_CODE_FMT, rw->in, off, (unsigned long long)bad);
         else if (ws == MT_ERR_IO)       /* the output's fault, not the input's */
-            cli_error(rw->cmd, "%s: %s", out_name(rw->out), mt_writer_error(rw->w));
+            cli_error(rw->cmd, "%s: %s", cli_out_name(rw->out), mt_writer_error(rw->w));
         else
             cli_error(rw->cmd, "%s: offset %llu: %s", rw->in, off,
                       ws == MT_ERR_NOMEM ? "out of memory" : mt_writer_error(rw->w));
@@ -97,7 +93,8 @@ static int run_events(cli_rewrite *rw, const cli_rewrite_spec *spec)
     progress_done(&rw->prog);
     if (st != MT_EOF) {
         cli_error(rw->cmd, "%s: %s (%s holds every event before it)", rw->in,
-                  mt_reader_error(rw->r), rw->out);
+                  mt_reader_error(rw->r), cli_out_name(rw->out));
+        *damaged = 1;
         return EXIT_DATA;
     }
     return EXIT_OK;
@@ -133,10 +130,8 @@ int cli_rewrite_run(const cli_rewrite_spec *spec)
     mt_trace_info info = *mt_reader_info(rw.r);
     if (spec->edit_info)
         spec->edit_info(&info, spec->ctx);
-    int fd = is_std(spec->out) ? STDOUT_FILENO
-                               : open(spec->out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        cli_error(spec->cmd, "cannot create %s: %s", spec->out, strerror(errno));
+    cli_out_file of;
+    if (cli_out_open(spec->cmd, &of, spec->out)) {
         mt_reader_close(rw.r);
         return EXIT_DATA;
     }
@@ -145,21 +140,26 @@ int cli_rewrite_run(const cli_rewrite_spec *spec)
     /* v003: the input's domain (a trace of domain 1 stays one; v002 has 0) */
     wopt.domain = info.initial_domain;
     char err[256];
-    int rc;
-    if (mt_writer_open_fd(&rw.w, fd, &info, &wopt, err, sizeof err)) {
-        cli_error(spec->cmd, "%s: %s", out_name(spec->out), err);
+    int rc, keep = 0;           /* keep: OUT is a whole trace */
+    if (mt_writer_open_fd(&rw.w, of.fd, &info, &wopt, err, sizeof err)) {
+        cli_error(spec->cmd, "%s: %s", cli_out_name(spec->out), err);
         rc = EXIT_DATA;
     } else {
-        rc = run_events(&rw, spec);
-        if (mt_writer_finish(rw.w) != MT_OK && rc == EXIT_OK) {
-            cli_error(spec->cmd, "%s: %s", out_name(spec->out), mt_writer_error(rw.w));
+        int damaged = 0;
+        rc = run_events(&rw, spec, &damaged);
+        keep = rc == EXIT_OK || damaged;
+        if (mt_writer_finish(rw.w) != MT_OK && keep) {
+            cli_error(spec->cmd, "%s: %s", cli_out_name(spec->out), mt_writer_error(rw.w));
             rc = EXIT_DATA;
+            keep = 0;
         }
         mt_writer_close(rw.w);
     }
-    if (fd != STDOUT_FILENO && close(fd) != 0 && rc == EXIT_OK) {
-        cli_error(spec->cmd, "%s: %s", spec->out, strerror(errno));
-        rc = EXIT_DATA;
+    if (keep) {
+        if (cli_out_commit(spec->cmd, &of))
+            rc = EXIT_DATA;
+    } else if (cli_out_abort(&of)) {
+        cli_error(spec->cmd, "%s is incomplete: not a whole trace", spec->out);
     }
     free(rw.cs);
     mt_reader_close(rw.r);

@@ -143,42 +143,34 @@ static int64_t round_i64(double x)
     return (int64_t)llround(x);
 }
 
-/* The gzipped output: path, or standard output for "-". A file that could
- * not be written whole is removed (regular files only). */
+/* The gzipped output, on a duplicate of the caller's descriptor (gzclose
+ * closes it; the caller's stays open); name is for messages. */
 typedef struct gzout {
     gzFile gz;
-    const char *path;
-    int regular;
+    const char *name;
 } gzout;
 
-static int gz_open(gzout *o, const char *path, char *err, size_t errlen)
+static int gz_open(gzout *o, int fd, const char *name, char *err, size_t errlen)
 {
-    int fd = strcmp(path, "-") == 0 ? dup(STDOUT_FILENO)
-                                    : open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd < 0) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+    o->name = name;
+    int d = dup(fd);
+    if (d < 0) {
+        snprintf(err, errlen, "%s: %s", name, strerror(errno));
         return -1;
     }
-    struct stat st;
-    o->path = path;
-    o->regular = strcmp(path, "-") != 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
-    o->gz = gzdopen(fd, "wb9");
+    o->gz = gzdopen(d, "wb9");
     if (!o->gz) {
-        close(fd);
-        snprintf(err, errlen, "%s: out of memory", path);
-        if (o->regular)
-            unlink(path);
+        close(d);
+        snprintf(err, errlen, "%s: out of memory", name);
         return -1;
     }
     return 0;
 }
 
-/* Close without finishing, and remove a regular file. */
+/* Close without finishing (the caller drops the file). */
 static void gz_abort(gzout *o)
 {
     gzclose(o->gz);
-    if (o->regular)
-        unlink(o->path);
 }
 
 static int gz_put(gzout *o, const uint8_t *buf, size_t n, char *err, size_t errlen)
@@ -190,7 +182,7 @@ static int gz_put(gzout *o, const uint8_t *buf, size_t n, char *err, size_t errl
         if (w <= 0) {
             int zerr;
             const char *m = gzerror(o->gz, &zerr);
-            snprintf(err, errlen, "%s: writing: %s", o->path,
+            snprintf(err, errlen, "%s: writing: %s", o->name,
                      zerr == Z_ERRNO ? strerror(errno) : m);
             return -1;
         }
@@ -204,10 +196,8 @@ static int gz_finish(gzout *o, char *err, size_t errlen)
     errno = 0;
     int rc = gzclose(o->gz);
     if (rc != Z_OK) {
-        snprintf(err, errlen, "%s: writing: %s", o->path,
+        snprintf(err, errlen, "%s: writing: %s", o->name,
                  rc == Z_ERRNO && errno ? strerror(errno) : "gzip error");
-        if (o->regular)
-            unlink(o->path);
         return -1;
     }
     return 0;
@@ -252,7 +242,7 @@ static int put_sample(gzout *o, const PSample *sm, uint8_t **buf, size_t *cap,
     return gz_put(o, *buf, n + size, err, errlen);
 }
 
-int rp_write_pprof(rp_profile *p, const mt_filter *f, const char *path,
+int rp_write_pprof(rp_profile *p, const mt_filter *f, int fd, const char *name,
                    char *err, size_t errlen)
 {
     enc e;
@@ -363,7 +353,7 @@ int rp_write_pprof(rp_profile *p, const mt_filter *f, const char *path,
     rest.n_comment = 1;
     rest.comment = &comment_id;
 
-    if (gz_open(&o, path, err, errlen))
+    if (gz_open(&o, fd, name, err, errlen))
         goto out;
     opened = 1;
     if (put_profile(&o, &head, &out, &out_cap, err, errlen))
