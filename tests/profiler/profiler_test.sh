@@ -243,6 +243,13 @@ run_cli)
   "$CLI" run -o adir -- /bin/touch ran.txt > /dev/null 2> w.err; rc=$?
   [ $rc = 1 ] && [ ! -e ran.txt ] && grep -qx "memtrace run: cannot write the trace to adir: Is a directory" w.err &&
     ok "a directory as the trace refused" || { fail "directory as trace: rc $rc"; cat w.err; }
+  long=$(printf 'a%.0s' $(seq 300))
+  "$CLI" run -o "$long" -- /bin/touch ran.txt > /dev/null 2> w.err; rc=$?
+  [ $rc = 1 ] && [ ! -e ran.txt ] && grep -q "File name too long" w.err &&
+    ok "a trace name too long refused first" || { fail "long trace name: rc $rc"; cat w.err; }
+  "$CLI" run -o dir.ctf -- "$T/adir" > /dev/null 2> w.err; rc=$?
+  [ $rc = 1 ] && grep -q "adir: command not found or not executable" w.err && ! grep -q "trace written" w.err &&
+    ok "a directory as CMD refused" || { fail "directory as CMD: rc $rc"; cat w.err; }
   # default name: memtrace.PID.ctf in the current directory, PID = the program's
   "$CLI" run -- /bin/sh -c 'echo $$ > pid.txt' 2> d.err
   pid=$(cat pid.txt)
