@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "analysis/analysis.h"
+#include "util/numtext.h"
 
 void mt_filter_init(mt_filter *f)
 {
@@ -46,8 +47,8 @@ void mt_filter_help(FILE *out)
             "                        collected (leak candidates)\n"
             "  --min-size B, --max-size B\n"
             "                        only objects of at least / at most B bytes\n"
-            "                        (length in words * word size; suffixes k, M, G\n"
-            "                        multiply by 1024, 1024^2, 1024^3)\n"
+            "                        (length in words * word size; suffixes k or K,\n"
+            "                        M, G multiply by 1024, 1024^2, 1024^3)\n"
             "  --min-lifetime S, --max-lifetime S\n"
             "                        only objects that lived at least / at most S\n"
             "                        seconds (collection - allocation; an object never\n"
@@ -74,6 +75,9 @@ static int set_err(char *err, size_t n, const char *opt, const char *val,
 static int parse_secs(const char *s, int64_t *us)
 {
     char *end;
+    const char *e;
+    if (!mt_plain_number(s, 1, &e) || *e)
+        return -1;
     errno = 0;
     double v = strtod(s, &end);
     if (end == s || *end || errno || !isfinite(v) || v < 0 || v > 9e12)
@@ -85,8 +89,13 @@ static int parse_secs(const char *s, int64_t *us)
 static int parse_size(const char *s, double *bytes)
 {
     char *end;
+    const char *e;
+    if (!mt_plain_number(s, 1, &e))
+        return -1;
     errno = 0;
     double v = strtod(s, &end);
+    if (end != e)               /* (strtod read on: "0x10") */
+        return -1;
     if (end == s || errno || !isfinite(v) || v < 0)
         return -1;
     if (*end == 'k' || *end == 'K')

@@ -11,6 +11,7 @@
 
 #include "analysis/analysis.h"
 #include "cli/cli.h"
+#include "util/numtext.h"
 #include "util/json.h"
 #include "cli/output.h"
 #include "cli/progress.h"
@@ -141,7 +142,8 @@ int cmd_diff(int argc, char **argv)
             else if (name[2] == 's' && (strcmp(val, "allocated") == 0 || strcmp(val, "end") == 0))
                 g_by_end = val[0] == 'e';
             else if (name[2] == 'l' &&
-                     (errno = 0, limit = strtol(val, &end, 10), end != val && !*end && !errno && limit >= 0))
+                     (errno = 0, limit = strtol(val, &end, 10), mt_plain_integer(val) && !*end &&
+                      !errno && limit >= 0))
                 ;
             else {
                 rc = cli_usage_error("diff", "%s: invalid value '%s'", name, val);

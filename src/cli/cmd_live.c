@@ -11,6 +11,7 @@
 
 #include "analysis/analysis.h"
 #include "cli/cli.h"
+#include "util/numtext.h"
 #include "util/json.h"
 #include "cli/output.h"
 #include "cli/progress.h"
@@ -133,7 +134,7 @@ int cmd_live(int argc, char **argv)
             char *e;
             errno = 0;
             points = strtol(val, &e, 10);
-            if (e == val || *e || errno || points < 1 || points > 10000) {
+            if (!mt_plain_integer(val) || *e || errno || points < 1 || points > 10000) {
                 rc = cli_usage_error("live", "--points: expected 1 to 10000, got '%s'", val);
                 goto out;
             }

@@ -27,6 +27,7 @@
 
 #include "analysis/analysis.h"
 #include "cli/cli.h"
+#include "util/numtext.h"
 
 #ifndef MT_BIN_TO_LIBDIR
 #define MT_BIN_TO_LIBDIR "../lib"
@@ -56,7 +57,7 @@ void usage_run(FILE *out)
             "  --rate R              sampling rate per 8-byte word, 0 < R <= 1\n"
             "                        (default 1e-5: a sample per ~781 KiB)\n"
             "  --every BYTES         one sample per BYTES allocated on average\n"
-            "                        (rate 8/BYTES; suffixes k, M, G)\n"
+            "                        (rate 8/BYTES; suffixes k or K, M, G)\n"
             "  --context TEXT        free text stored in the trace (memtrace info)\n"
             "  --follow-fork         forked children keep tracing, each into its\n"
             "                        own file FILE-without-.ctf.CHILDPID.ctf\n"
@@ -91,8 +92,13 @@ void usage_run(FILE *out)
 static int parse_bytes(const char *s, double *out)
 {
     char *end;
+    const char *e;
+    if (!mt_plain_number(s, 1, &e))
+        return -1;
     errno = 0;
     double v = strtod(s, &end);
+    if (end != e)               /* (strtod read on: "0x10") */
+        return -1;
     if (end == s || errno)
         return -1;
     if (*end == 'k' || *end == 'K')
@@ -435,9 +441,11 @@ int cmd_run(int argc, char **argv)
         } else if (name[2] == 'c') {
             context = v;
         } else if (name[2] == 'r') {
-            char *end;
-            errno = 0;
-            rate = strtod(v, &end);
+            char *end = (char *)v;
+            const char *e;
+            rate = 0;
+            if (mt_plain_number(v, 1, &e) && !*e)
+                rate = strtod(v, &end);
             if (end == v || *end || !(rate > 0 && rate <= 1))
                 return cli_usage_error("run", "--rate %s: the rate must be a number, 0 < R <= 1", v);
             have_rate++;

@@ -17,6 +17,7 @@
 
 #include "analysis/newcodes.h"
 #include "cli/cli.h"
+#include "util/numtext.h"
 #include "cli/rewrite.h"
 #include "util/u64map.h"
 
@@ -213,7 +214,7 @@ static int64_t rng_binomial(rng *g, int64_t n, double p)
 static int parse_int64(const char *s, int64_t *v)
 {
     char *end;
-    if (!*s || (s[0] != '-' && s[0] != '+' && (s[0] < '0' || s[0] > '9')))
+    if (!mt_plain_integer(s))
         return -1;
     errno = 0;
     long long x = strtoll(s, &end, 10);
@@ -226,7 +227,7 @@ static int parse_int64(const char *s, int64_t *v)
 static int parse_uint64(const char *s, uint64_t *v)
 {
     char *end;
-    if (s[0] < '0' || s[0] > '9')
+    if (s[0] == '-' || !mt_plain_integer(s))
         return -1;
     errno = 0;
     unsigned long long x = strtoull(s, &end, 10);

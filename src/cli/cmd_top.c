@@ -12,6 +12,7 @@
 
 #include "analysis/analysis.h"
 #include "cli/cli.h"
+#include "util/numtext.h"
 #include "util/json.h"
 #include "cli/output.h"
 #include "cli/progress.h"
@@ -251,7 +252,7 @@ int cmd_top(int argc, char **argv)
                 char *end;
                 errno = 0;
                 limit = strtol(val, &end, 10);
-                if (end == val || *end || errno || limit < 0) {
+                if (!mt_plain_integer(val) || *end || errno || limit < 0) {
                     rc = cli_usage_error("top", "--limit: expected a count >= 0, got '%s'", val);
                     goto out;
                 }

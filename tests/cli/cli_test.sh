@@ -72,6 +72,20 @@ expect_status "copy --format-version (no value)" 2 copy "$INPUT" "$T/a.ctf" --fo
 if [ -e "$T/a.ctf" ]; then
   RC=-; fail_run "a rejected copy command created its output file"; rm -f "$T/a.ctf"
 fi
+# numbers are plain decimals: no blanks, '+', hexadecimal or inf
+for v in " 5" "+5" "0x10" "5 " "inf"; do
+  expect_status "top --limit '$v'"             2 top --limit "$v" "$INPUT"
+done
+expect_status "diff --limit 0x1"               2 diff --limit 0x1 "$INPUT" "$INPUT"
+expect_status "live --points +3"               2 live --points +3 "$INPUT"
+expect_status "top --from 0x10"                2 top --from 0x10 "$INPUT"
+expect_status "top --min-size ' 1k'"           2 top --min-size " 1k" "$INPUT"
+expect_status "subsample FACTOR +2"            2 subsample "$INPUT" "$T/a.ctf" +2
+expect_status "run --every 0x1000"             2 run --every 0x1000 -- true
+expect_status "run --rate ' 0.5'"              2 run --rate " 0.5" -- true
+run top --from 1e-3 --min-size 1K --limit 3 "$INPUT"
+if [ "$RC" -eq 0 ]; then pass "top --from 1e-3 --min-size 1K --limit 3: accepted"
+else fail_run "top --from 1e-3 --min-size 1K --limit 3: expected exit 0"; fi
 
 # --- runtime errors: exit 1 -------------------------------------------------
 missing=$T/no-such-trace.ctf
