@@ -159,19 +159,23 @@ sampled_block(const void *frame, size_t bytes, size_t align, int zero, void *res
     int64_t samples = mt_sample_draw(bytes);
     if (!samples)
         return NULL;
+    /* The sample's work must not show in errno, which a malloc that
+     * succeeds leaves alone: unwinding reads libunwind's pipe (EAGAIN), a
+     * flush writes the trace. */
+    int saved_errno = errno;
     uint64_t codes[MT_MAX_FRAMES];
     size_t n = mt_unwind(frame, codes, MT_MAX_FRAMES);
+    void *p;
+    mt_block_meta m;
     if (resize && bytes <= mt_region_usable(resize)) {
         mt_sample_resize(resize, bytes, samples, codes, n);
-        return resize;
-    }
-    mt_block_meta m;
-    void *p = mt_region_alloc(bytes, align, zero, 0, &m);
-    if (!p) {
+        p = resize;
+    } else if ((p = mt_region_alloc(bytes, align, zero, 0, &m)) != NULL) {
+        mt_sample_record(&m, bytes, samples, codes, n);
+    } else {
         mt_sample_drop();       /* region full: the sample is lost */
-        return NULL;
     }
-    mt_sample_record(&m, bytes, samples, codes, n);
+    errno = saved_errno;
     return p;
 }
 
@@ -224,6 +228,7 @@ static void free_own(void *p)
 
 SLOW static void free_slow(void *p)
 {
+    int saved_errno = errno;    /* (free leaves errno alone: POSIX 2024) */
     mt_block_meta m;
     int kind = mt_region_kind(p, &m);
     if (kind == MT_BLOCK_SAMPLED)
@@ -231,6 +236,7 @@ SLOW static void free_slow(void *p)
     else if (kind == MT_BLOCK_OWN)
         free_own(p);
     /* else: the program's bug, left alone */
+    errno = saved_errno;
 }
 
 EXPORT FASTPATH void *malloc(size_t n)
@@ -317,8 +323,10 @@ SLOW static void *realloc_region(void *p, size_t n)
     }
     if (kind == MT_BLOCK_OWN)
         return realloc_own(p, n);
+    int saved_errno = errno;    /* (as in free_slow) */
     if (n == 0) {
         mt_free_sampled(p, &m); /* what glibc's realloc(p, 0) does */
+        errno = saved_errno;
         return NULL;
     }
     void *q = count(n) && !mt_self.busy ? sampled_block(FRAME, n, 16, 0, p) : NULL;
@@ -331,6 +339,7 @@ SLOW static void *realloc_region(void *p, size_t n)
     size_t old = mt_region_size(p);
     memcpy(q, p, old < n ? old : n);
     mt_free_sampled(p, &m);
+    errno = saved_errno;
     return q;
 }
 

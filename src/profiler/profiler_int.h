@@ -77,6 +77,9 @@ static inline void mt_leave(mt_thread *t)
 MT_HIDDEN double mt_sampler_coef(double rate);
 /* One geometric draw (>= 1) from 30 random bits of *rng (seeded if 0). */
 MT_HIDDEN int64_t mt_sampler_draw(uint64_t *rng, double coef);
+/* A draw from the binomial law of n trials of probability p, by its
+ * normal approximation (for n * p in the thousands and more). */
+MT_HIDDEN int64_t mt_sampler_binomial(uint64_t *rng, double n, double p);
 /* The reference's log approximation of ln(y / 2^31), y = 2n+1 (10.2). */
 MT_HIDDEN double mt_sampler_log_approx(double y);
 /* A fresh seed from getrandom(), or time, address and thread id. */

@@ -44,7 +44,8 @@ uint64_t mt_sampler_seed(void)
     return s ? s : 0x2545F4914F6CDD1Dull;
 }
 
-int64_t mt_sampler_draw(uint64_t *rng, double coef)
+/* The generator's next 64 bits. */
+static uint64_t next_bits(uint64_t *rng)
 {
     uint64_t s = *rng;
     if (s == 0)
@@ -53,10 +54,25 @@ int64_t mt_sampler_draw(uint64_t *rng, double coef)
     s ^= s << 25;
     s ^= s >> 27;
     *rng = s;
-    uint32_t n = (uint32_t)((s * 0x2545F4914F6CDD1Dull) >> 34); /* 30 bits */
+    return s * 0x2545F4914F6CDD1Dull;
+}
+
+int64_t mt_sampler_draw(uint64_t *rng, double coef)
+{
+    uint32_t n = (uint32_t)(next_bits(rng) >> 34); /* 30 bits */
     double l = mt_sampler_log_approx(2.0 * n + 1.0);
     double d = l * coef;
     if (d > 1e17)              /* tiny rates: countdown * 8 stays finite  */
         d = 1e17;
     return 1 + (int64_t)d;
+}
+
+int64_t mt_sampler_binomial(uint64_t *rng, double n, double p)
+{
+    /* Box-Muller: a standard normal from two uniforms in (0, 1] */
+    double u1 = ((double)(next_bits(rng) >> 11) + 1.0) / 9007199254740992.0;
+    double u2 = (double)(next_bits(rng) >> 11) / 9007199254740992.0;
+    double z = sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+    double k = nearbyint(n * p + sqrt(n * p * (1.0 - p)) * z);
+    return k < 0 ? 0 : k > n ? (int64_t)n : (int64_t)k;
 }

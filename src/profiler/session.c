@@ -103,8 +103,40 @@ static void session_unlock(void)
     pthread_setcancelstate(old, &old);
 }
 
+/* Descriptor 2 as it was when the first session started. A message goes
+ * there only while it is that file, or anything but a regular file (a
+ * terminal, a pipe): a program that closed its descriptors and opened its
+ * own files on the first numbers has one of its data files there, and the
+ * message "tracing stopped" landed in it. (Noted at the first message
+ * when that comes before any session: a bad MEMTRACE_RATE at start-up.) */
+static dev_t stderr_dev;
+static ino_t stderr_ino;
+static int stderr_known;
+
+static void note_stderr(void)
+{
+    struct stat st;
+    if (!stderr_known && fstat(2, &st) == 0) {
+        stderr_dev = st.st_dev;
+        stderr_ino = st.st_ino;
+        stderr_known = 1;
+    }
+}
+
+static int stderr_is_for_messages(void)
+{
+    struct stat st;
+    if (fstat(2, &st) != 0)
+        return 0;
+    return !S_ISREG(st.st_mode) ||
+           (stderr_known && st.st_dev == stderr_dev && st.st_ino == stderr_ino);
+}
+
 static void say(const char *fmt, ...)
 {
+    note_stderr();              /* (before any session: the start-up's errors) */
+    if (!stderr_is_for_messages())
+        return;
     char buf[PATH_MAX + 256];
     va_list ap;
     va_start(ap, fmt);
@@ -331,6 +363,16 @@ int64_t mt_sample_draw(size_t bytes)
         return 0;
     }
     int64_t samples = 0;
+    double words = (double)-t->countdown / 8;  /* past the first sample */
+    if (words * session_rate > 1024) {
+        /* A block of gigabytes at a high rate: one draw per sample took
+         * minutes for a malloc(2^40) at rate 1 (which then failed). The
+         * samples after the first are those of `words` words, each a sample
+         * with probability rate, drawn at once; the gaps are memoryless, so
+         * the next countdown is a fresh draw. */
+        samples = 1 + mt_sampler_binomial(&t->rng, words, session_rate);
+        t->countdown = mt_sampler_draw(&t->rng, mt_coef) * 8;
+    }
     while (t->countdown <= 0) {
         t->countdown += mt_sampler_draw(&t->rng, mt_coef) * 8;
         samples++;
@@ -958,6 +1000,7 @@ static const char *exe_name(char *buf, size_t size)
 static int start_locked(const char *path, double rate, const char *context,
                         char *errbuf, size_t errbuf_size)
 {
+    note_stderr();
     if (!(rate > 0 && rate <= 1)) {
         set_err(errbuf, errbuf_size, "sampling rate must be between 0 and 1");
         return -1;

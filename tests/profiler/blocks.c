@@ -425,6 +425,48 @@ static void free_inside(void)
     free(p);
 }
 
+/* errno as a successful malloc, calloc, realloc or free leaves it: the
+ * profiler's work for a sampled block (unwinding reads a pipe, a flush
+ * writes) must not show. */
+static void errno_kept(void)
+{
+    for (int i = 0; i < 2000; i++) {
+        size_t n = 16 + (size_t)(i % 50) * 40;
+        errno = 77;
+        void *p = i % 2 ? malloc(n) : calloc(1, n);
+        CHECK(p && errno == 77, "errno %d after the allocation of %zu bytes", errno, n);
+        errno = 77;
+        void *q = realloc(p, n * 3);
+        CHECK(q && errno == 77, "errno %d after realloc", errno);
+        errno = 77;
+        free(q ? q : p);
+        CHECK(errno == 77, "errno %d after free", errno);
+    }
+}
+
+/* Sizes no machine of ours can give: NULL and ENOMEM, at once (one draw
+ * per sample took hours for 2^44 bytes at rate 1). Then sizes the kernel
+ * may or may not give, printed: the test compares the output with a run
+ * without the profiler, where glibc's mmap meets the kernel's overcommit
+ * check (the region's reserve escapes it unless the profiler asks). */
+static void huge_sizes(void)
+{
+    for (int k = 44; k <= 56; k += 4) {
+        errno = 0;
+        void *p = malloc((size_t)1 << k);
+        CHECK(!p && errno == ENOMEM, "malloc(2^%d): %p, errno %d", k, p, errno);
+        free(p);
+        p = calloc((size_t)1 << (k - 4), 16);
+        CHECK(!p && errno == ENOMEM, "calloc(2^%d, 16): %p, errno %d", k - 4, p, errno);
+        free(p);
+    }
+    for (int k = 36; k <= 40; k += 4) {
+        void *p = malloc((size_t)1 << k);
+        printf("malloc(2^%d): %s\n", k, p ? "a block" : "NULL");
+        free(p);
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "--all-sampled") == 0) {
@@ -440,6 +482,8 @@ int main(int argc, char **argv)
     large_reuse();
     reallocs();
     threads_and_fork();
+    errno_kept();
+    huge_sizes();
     if (fails) {
         printf("blocks: %d failures\n", fails);
         return 1;

@@ -5,11 +5,17 @@
  * second file opened and a third dup2'ed onto every number left. It allocates between its writes, then reads its
  * files back and says whether they hold exactly what it wrote: under the
  * profiler, none of the profiler's descriptors may be among these numbers
- * (the trace's, libunwind's pipe, libdw's files). profiler_test.sh, case fds.
- *   profiler_fds [closeall]
+ * (the trace's, libunwind's pipe, libdw's files). With "closestd",
+ * every descriptor is closed, 0-2 too, and a file of the program's opened
+ * on all of them: the profiler, whose trace is gone, must not write its
+ * message into that file through descriptor 2; the exit status says
+ * (0: the file holds nothing; 3: it does). profiler_test.sh, case fds.
+ *   profiler_fds [closeall | closestd]
  */
 #include <fcntl.h>
 #include <stdio.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -61,9 +67,37 @@ static int same(const char *path, const char *want)
     return ok;
 }
 
+/* "closestd": a daemon that closes everything and opens its own file on
+ * the standard descriptors; its file must stay empty. */
+static int close_std(unsigned *seed)
+{
+    for (int fd = 0; fd < 1024; fd++)
+        close(fd);
+    int d = open("d.txt", O_RDWR | O_CREAT | O_TRUNC, 0644);
+    if (d != 0)
+        return 2;
+    for (int fd = 1; fd < 1024 && dup2(d, fd) == fd; fd++)
+        ;
+    churn(seed);
+    /* a second later the profiler's next sample writes the trace (it
+     * flushes at least every second), and finds its descriptor replaced */
+    struct timespec ts = {1, 200000000};
+    nanosleep(&ts, NULL);
+    for (int r = 0; r < ROUNDS; r++)
+        churn(seed);
+    for (int fd = 1; fd < 1024; fd++)
+        close(fd);
+    struct stat st;
+    return fstat(d, &st) == 0 && st.st_size == 0 ? 0 : 3;
+}
+
 int main(int argc, char **argv)
 {
     int closeall = argc > 1 && strcmp(argv[1], "closeall") == 0;
+    if (argc > 1 && strcmp(argv[1], "closestd") == 0) {
+        unsigned seed = 11;
+        return close_std(&seed);
+    }
     static char want_a[1 << 16], want_b[1 << 16];
     unsigned seed = 7;
     int a = open("a.txt", O_WRONLY | O_CREAT | O_TRUNC, 0644);

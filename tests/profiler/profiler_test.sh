@@ -665,6 +665,12 @@ fds)
     [ "$(grep -c "^memtrace:" fdsclose.err)" = 1 ] &&
     ok "all fds closed by the program: its files as written, one line" ||
     { fail "all fds closed by the program"; cat fdsclose.out fdsclose.err; }
+  # Then 0-2 as well, the program's file opened on every number: the
+  # profiler's message must not go into that file through descriptor 2
+  # (profiler_fds exits 3 if its file is not empty).
+  same_run fdsstd "$BIN/profiler_fds" closestd
+  [ -f d.txt ] && [ ! -s d.txt ] && ok "all fds, 0-2 too, closed by the program: its file holds nothing" ||
+    { fail "the program's file on fd 2: $(head -c 200 d.txt)"; }
   # Loaded but not tracing (MEMTRACE unset, or its file cannot be opened):
   # not one descriptor of the program's taken (libunwind's pipe was open)
   ls /proc/self/fd > fds.plain

@@ -69,6 +69,31 @@ static void test_distribution(double rate, long n)
            rate, mean, want, p1, p3, w3);
 }
 
+/* The binomial draws that count the samples of a huge block at once: their
+ * mean and spread are the law's, none leaves [0, n], and p = 1 gives n. */
+static void test_binomial(double n, double p, long draws)
+{
+    uint64_t rng = 777;
+    double want = n * p, wvar = n * p * (1 - p);
+    double sum = 0, sq = 0;     /* of the differences from the law's mean */
+    for (long i = 0; i < draws; i++) {
+        int64_t k = mt_sampler_binomial(&rng, n, p);
+        CHECK(k >= 0 && (double)k <= n && (p < 1 || (double)k == n), "binomial(%g, %g) gave %lld",
+              n, p, (long long)k);
+        double d = (double)k - want;
+        sum += d;
+        sq += d * d;
+    }
+    double mean = want + sum / draws, var = sq / draws - (sum / draws) * (sum / draws);
+    double tol = 5 * sqrt(wvar / draws) + 0.5;  /* (+0.5: rounding to integers) */
+    CHECK(fabs(mean - want) <= tol, "binomial(%g, %g): mean %g, expected %g +- %g", n, p, mean,
+          want, tol);
+    CHECK(wvar == 0 || fabs(var / wvar - 1) < 0.05,
+          "binomial(%g, %g): variance %g, expected %g", n, p, var, wvar);
+    printf("ok   binomial(%g, %g): mean %.6g (expected %.6g), variance %.6g (expected %.6g)\n",
+           n, p, mean, want, var, wvar);
+}
+
 /* ---- symbolizer ---------------------------------------------------------- */
 
 uintptr_t nodebug_return_address(void);
@@ -398,6 +423,9 @@ int main(void)
     test_distribution(0.73, 400000);
     test_distribution(1.0, 1000);
     test_distribution(1e-5, 400000);
+    test_binomial(1e6, 0.01, 200000);
+    test_binomial(1e9, 1e-5, 200000);
+    test_binomial(3e10, 1.0, 1000);
     test_symbolize();
     test_cfi();
     printf("%s\n", fails ? "FAILED" : "all profiler unit tests passed");
