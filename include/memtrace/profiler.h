@@ -49,7 +49,10 @@ int mt_profiler_flush(void);
 uint64_t mt_profiler_ext_alloc(size_t bytes);
 
 /* Release of an external allocation: token from mt_profiler_ext_alloc (0 is
- * ignored). */
+ * ignored). Tokens are not checked, as in the OCaml library's External
+ * module: a token released twice, or a value that is no token of this
+ * session, writes a collect of an object that is not live (a warning of
+ * `memtrace check`), or of another object. */
 void mt_profiler_ext_free(uint64_t token);
 
 #ifdef __cplusplus

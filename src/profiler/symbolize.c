@@ -153,6 +153,35 @@ unsigned long long mt_loader_subs(void)
 
 static void modtabs_keep_reported(void);
 
+/* The absolute name of the file mapped at lo (a mapping's start), from
+ * /proc/self/maps, into out; 0, or -1 when there is none. For objects the
+ * loader names relatively (dlopen("./libplug.so")): libdwfl opens only
+ * absolute names, and the current directory may have changed since. */
+static int mapped_file(uintptr_t lo, char *out, size_t size)
+{
+    FILE *f = fopen("/proc/self/maps", "re");
+    if (!f)
+        return -1;
+    char line[PATH_MAX + 256];
+    int found = -1;
+    while (found < 0 && fgets(line, sizeof line, f)) {
+        char *end;
+        if (strtoull(line, &end, 16) != lo || *end != '-')
+            continue;
+        char *path = strchr(line, '/');
+        if (path) {
+            path[strcspn(path, "\n")] = 0;
+            if (strlen(path) < size) {
+                strcpy(out, path);
+                found = 0;
+            }
+        }
+        break;
+    }
+    fclose(f);
+    return found;
+}
+
 /* One loaded object, as the loader has it: its file and the range its
  * segments take, reported as /proc/self/maps would show it (from the
  * first segment's page); libdwfl finds the file (find_elf) when it needs
@@ -188,8 +217,12 @@ static int report_object(struct dl_phdr_info *info, size_t size, void *data)
         if (a + ph->p_memsz > hi)
             hi = a + ph->p_memsz;
     }
-    if (lo < hi)
-        dwfl_report_module(dwfl, path, lo, hi);
+    if (lo >= hi)
+        return 0;
+    char abs[PATH_MAX];
+    if (path[0] != '/' && mapped_file(lo, abs, sizeof abs) == 0)
+        path = abs;
+    dwfl_report_module(dwfl, path, lo, hi);
     return 0;
 }
 

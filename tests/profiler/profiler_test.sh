@@ -545,6 +545,14 @@ signal_dlopen)
   Q=$(json_site top.json "other_block ($SRC/plugin.c:$l)" allocated_bytes)
   within "plugin 1 opened 150 times beside sampling threads" "${P:-0}" $((150 * 65536)) 1e-2
   within "plugin 2 opened 150 times beside sampling threads" "${Q:-0}" $((150 * 65536)) 1e-2
+  # The same plugins opened by a relative name (dlopen("./lib.so")): the
+  # loader keeps that name, which libdwfl cannot open; their frames must
+  # still have their functions and lines.
+  cp "$BIN/libprofiler_plugin.so" "$BIN/libprofiler_plugin2.so" .
+  same_run dlrel "$BIN/profiler_dlthreads" ./libprofiler_plugin.so ./libprofiler_plugin2.so
+  "$CLI" top --by line --json dlrel.ctf > top.json
+  P=$(json_site top.json "plugin_block ($SRC/plugin.c:$l)" allocated_bytes)
+  within "plugin 1 opened by a relative name, its sites named" "${P:-0}" $((150 * 65536)) 1e-2
   # A SIGTERM handler that calls exit(): the signal often lands inside the
   # profiler (at this rate), whose exit code must not wait for the locks the
   # interrupted code holds (12 runs in 30 hung).
