@@ -4,11 +4,8 @@
  */
 #include "cli/rewrite.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "analysis/analysis.h"
