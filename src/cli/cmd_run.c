@@ -528,6 +528,17 @@ int cmd_run(int argc, char **argv)
         return EXIT_DATA;
     }
 
+    /* Where the profiler says why it stopped tracing (a full disk), if it
+     * does: then the trace is not "written" but cut short. */
+    char status_file[PATH_MAX];
+    const char *tmpdir = getenv("TMPDIR");
+    snprintf(status_file, sizeof status_file, "%s/memtrace-run.XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
+    int sfd = mkstemp(status_file);
+    if (sfd >= 0)
+        close(sfd);
+    else
+        status_file[0] = 0;
+
     fflush(stdout);
     fflush(stderr);
     struct sigaction ign = {.sa_handler = SIG_IGN}, fwd = {.sa_handler = forward}, old_int,
@@ -539,6 +550,8 @@ int cmd_run(int argc, char **argv)
     pid_t pid = fork();
     if (pid < 0) {
         cli_error("run", "cannot fork: %s", strerror(errno));
+        if (status_file[0])
+            unlink(status_file);
         return EXIT_DATA;
     }
     if (!output) {
@@ -577,6 +590,10 @@ int cmd_run(int argc, char **argv)
             unsetenv("MEMTRACE_FOLLOW_EXEC");
         snprintf(buf, sizeof buf, "%ld", (long)getpid());
         setenv("MEMTRACE_ROOT_PID", buf, 1);   /* CMD writes FILE itself */
+        if (status_file[0])
+            setenv("MEMTRACE_RUN_STATUS", status_file, 1);
+        else
+            unsetenv("MEMTRACE_RUN_STATUS");
         execv(prog, cmd);
         int e = errno;
         fprintf(stderr, "memtrace run: cannot run %s: %s\n", prog, strerror(e));
@@ -587,6 +604,8 @@ int cmd_run(int argc, char **argv)
     while (waitpid(pid, &status, 0) < 0)
         if (errno != EINTR) {
             cli_error("run", "waitpid: %s", strerror(errno));
+            if (status_file[0])
+                unlink(status_file);
             return EXIT_DATA;
         }
 
@@ -611,8 +630,17 @@ int cmd_run(int argc, char **argv)
             k -= 4;
         snprintf(gl, sizeof gl, "%.*s.*.ctf", (int)k, path);
     }
+    int stopped = 0;
+    if (status_file[0]) {
+        struct stat ss;
+        stopped = stat(status_file, &ss) == 0 && ss.st_size > 0;
+        unlink(status_file);
+    }
     struct stat st;
-    if (stat(path, &st) == 0 && st.st_size > 0) {
+    if (stopped) {
+        fprintf(stderr, "memtrace run: tracing stopped early (said above): %s holds the "
+                "events before that\n", path);
+    } else if (stat(path, &st) == 0 && st.st_size > 0) {
         fprintf(stderr, "memtrace run: trace written to %s\n", path);
         double every;
         if (sampled_nothing(path, &every)) {

@@ -257,16 +257,38 @@ static void trace_close(void)
     trace_fd = -1;
 }
 
+/* MEMTRACE_RUN_STATUS (set by memtrace run): a file it made, where the
+ * process it started writes why its tracing stopped, so that memtrace run
+ * does not report a trace cut short as written. Opened only then, for the
+ * one write: no descriptor is kept. */
+static char run_status[PATH_MAX];
+static pid_t run_status_pid;    /* the process it is for (not a fork) */
+
+static void note_run_status(const char *msg)
+{
+    if (!run_status[0] || getpid() != run_status_pid)
+        return;
+    int fd = open(run_status, O_WRONLY | O_APPEND | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    ssize_t r = write(fd, msg, strlen(msg));
+    (void)r;
+    close(fd);
+}
+
 /* The message for a trace that cannot be written any more (st: the
  * writer's status). */
 static void say_lost(int st)
 {
+    char msg[PATH_MAX + 256];
     if (trace_lost)
-        say("memtrace: the program closed or replaced the trace's file descriptor %d "
-            "(%s); tracing stopped", trace_fd, trace_path);
+        snprintf(msg, sizeof msg, "memtrace: the program closed or replaced the trace's "
+                 "file descriptor %d (%s); tracing stopped", trace_fd, trace_path);
     else
-        say("memtrace: cannot write the trace %s: %s; tracing stopped", trace_path,
-            ds.writer ? mt_writer_error(ds.writer) : mt_status_name(st));
+        snprintf(msg, sizeof msg, "memtrace: cannot write the trace %s: %s; tracing stopped",
+                 trace_path, ds.writer ? mt_writer_error(ds.writer) : mt_status_name(st));
+    say("%s", msg);
+    note_run_status(msg);
 }
 
 /* Under the lock: a writer call failed. Stop tracing for good (a pid change
@@ -1402,6 +1424,11 @@ __attribute__((constructor)) static void mt_profiler_init(void)
      * unchanged (a shell's children). */
     const char *rp = getenv("MEMTRACE_ROOT_PID");
     int descendant = rp && *rp && strtol(rp, NULL, 10) != (long)getpid();
+    const char *status = getenv("MEMTRACE_RUN_STATUS");
+    if (status && *status && !descendant && strlen(status) < sizeof run_status) {
+        strcpy(run_status, status);
+        run_status_pid = getpid();
+    }
     expand(path, sizeof path, descendant ? child_pattern : pattern, (long)getpid());
     mt_env_save();
     if (!follow_exec)

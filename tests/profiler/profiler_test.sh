@@ -247,6 +247,19 @@ run_cli)
   "$CLI" run -o "$long" -- /bin/touch ran.txt > /dev/null 2> w.err; rc=$?
   [ $rc = 1 ] && [ ! -e ran.txt ] && grep -q "File name too long" w.err &&
     ok "a trace name too long refused first" || { fail "long trace name: rc $rc"; cat w.err; }
+  # The disk fills up during the run (a 64 KiB file size limit): the
+  # profiler stops, says why, and memtrace run does not call the trace
+  # written but cut short.
+  # (its status file, in TMPDIR, removed after)
+  mkdir -p st
+  ( trap '' XFSZ; ulimit -f 64; export TMPDIR=$T/st
+    exec "$CLI" run --every 512 -o cut.ctf -- "$BIN/profiler_footprint" 1000 ) > /dev/null 2> w.err; rc=$?
+  [ $rc = 0 ] && grep -q "^memtrace: cannot write the trace $T/cut.ctf: .*; tracing stopped$" w.err &&
+    grep -q "^memtrace run: tracing stopped early (said above): $T/cut.ctf holds the events before that$" w.err &&
+    ! grep -q "trace written" w.err && [ -z "$(ls -A st)" ] &&
+    ok "disk full during memtrace run: the trace called cut short, not written" ||
+    { fail "disk full during memtrace run: rc $rc"; cat w.err; }
+  valid "trace cut short" cut.ctf
   "$CLI" run -o dir.ctf -- "$T/adir" > /dev/null 2> w.err; rc=$?
   [ $rc = 1 ] && grep -q "adir: command not found or not executable" w.err && ! grep -q "trace written" w.err &&
     ok "a directory as CMD refused" || { fail "directory as CMD: rc $rc"; cat w.err; }
