@@ -630,16 +630,21 @@ int cmd_run(int argc, char **argv)
             k -= 4;
         snprintf(gl, sizeof gl, "%.*s.*.ctf", (int)k, path);
     }
-    int stopped = 0;
+    /* why the profiler stopped tracing, if it did ("memtrace: ...") */
+    char stop[PATH_MAX + 256] = "";
     if (status_file[0]) {
-        struct stat ss;
-        stopped = stat(status_file, &ss) == 0 && ss.st_size > 0;
+        int sf = open(status_file, O_RDONLY | O_CLOEXEC);
+        ssize_t k = sf >= 0 ? read(sf, stop, sizeof stop - 1) : -1;
+        stop[k > 0 ? k : 0] = 0;
+        if (sf >= 0)
+            close(sf);
         unlink(status_file);
     }
     struct stat st;
-    if (stopped) {
-        fprintf(stderr, "memtrace run: tracing stopped early (said above): %s holds the "
-                "events before that\n", path);
+    if (stop[0]) {
+        const char *w = strncmp(stop, "memtrace: ", 10) == 0 ? stop + 10 : stop;
+        fprintf(stderr, "memtrace run: %s\n", w);
+        fprintf(stderr, "memtrace run: %s holds the events until then\n", path);
     } else if (stat(path, &st) == 0 && st.st_size > 0) {
         fprintf(stderr, "memtrace run: trace written to %s\n", path);
         double every;

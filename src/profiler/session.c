@@ -259,21 +259,23 @@ static void trace_close(void)
 
 /* MEMTRACE_RUN_STATUS (set by memtrace run): a file it made, where the
  * process it started writes why its tracing stopped, so that memtrace run
- * does not report a trace cut short as written. Opened only then, for the
- * one write: no descriptor is kept. */
+ * reports the trace cut short, not written, and says why on its own
+ * stderr (the program's descriptor 2 may be anything by then). Opened only
+ * then, for the one write: no descriptor is kept. 0: written there. */
 static char run_status[PATH_MAX];
 static pid_t run_status_pid;    /* the process it is for (not a fork) */
 
-static void note_run_status(const char *msg)
+static int note_run_status(const char *msg)
 {
     if (!run_status[0] || getpid() != run_status_pid)
-        return;
+        return -1;
     int fd = open(run_status, O_WRONLY | O_APPEND | O_CLOEXEC);
     if (fd < 0)
-        return;
-    ssize_t r = write(fd, msg, strlen(msg));
-    (void)r;
+        return -1;
+    size_t n = strlen(msg);
+    ssize_t r = write(fd, msg, n);
     close(fd);
+    return r == (ssize_t)n ? 0 : -1;
 }
 
 /* The message for a trace that cannot be written any more (st: the
@@ -287,8 +289,8 @@ static void say_lost(int st)
     else
         snprintf(msg, sizeof msg, "memtrace: cannot write the trace %s: %s; tracing stopped",
                  trace_path, ds.writer ? mt_writer_error(ds.writer) : mt_status_name(st));
-    say("%s", msg);
-    note_run_status(msg);
+    if (note_run_status(msg) != 0)
+        say("%s", msg);
 }
 
 /* Under the lock: a writer call failed. Stop tracing for good (a pid change
