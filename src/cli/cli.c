@@ -14,6 +14,7 @@
 
 #include "analysis/analysis.h"
 #include "cli/cli.h"
+#include "cli/output.h"
 
 static const cli_command commands[] = {
     {"dump", "print every event of a trace, one per line", cmd_dump, usage_dump},
@@ -63,20 +64,14 @@ static void usage(FILE *out)
  * terminal to interpret. */
 static void put_message(const char *fmt, va_list ap)
 {
-    char small[512], *buf = small;
-    va_list aq;
-    va_copy(aq, ap);
-    int n = vsnprintf(small, sizeof small, fmt, aq);
-    va_end(aq);
-    if (n < 0)
-        return;
-    if ((size_t)n >= sizeof small && (buf = malloc((size_t)n + 1)) != NULL)
-        vsnprintf(buf, (size_t)n + 1, fmt, ap);
+    char small[512] = "";
+    size_t n;
+    char *buf = out_vformat(small, sizeof small, &n, fmt, ap);
     if (!buf) {
         buf = small;            /* out of memory: the message cut short */
-        n = (int)sizeof small - 1;
+        n = strnlen(small, sizeof small - 1);
     }
-    for (int i = 0; i < n; i++) {
+    for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)buf[i];
         if (c < 0x20 || c == 0x7f)
             fprintf(stderr, "\\x%02x", c);

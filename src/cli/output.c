@@ -108,30 +108,39 @@ size_t fmt_int_pad(char *p, int64_t v, int width, char pad)
     return k;
 }
 
+char *out_vformat(char *small, size_t n, size_t *len, const char *fmt, va_list ap)
+{
+    va_list aq;
+    va_copy(aq, ap);
+    int k = vsnprintf(small, n, fmt, aq);
+    va_end(aq);
+    if (k < 0)
+        return NULL;
+    *len = (size_t)k;
+    if ((size_t)k < n)
+        return small;
+    char *big = malloc((size_t)k + 1);
+    if (big)
+        vsnprintf(big, (size_t)k + 1, fmt, ap);
+    return big;
+}
+
 /* printf into the output buffer. */
 void out_printf(mt_out *o, const char *fmt, ...)
 {
     char small[512];
+    size_t k;
     va_list ap;
     va_start(ap, fmt);
-    int k = vsnprintf(small, sizeof small, fmt, ap);
+    char *s = out_vformat(small, sizeof small, &k, fmt, ap);
     va_end(ap);
-    if (k < 0)
-        return;
-    if ((size_t)k < sizeof small) {
-        out_mem(o, small, (size_t)k);
-        return;
-    }
-    char *big = malloc((size_t)k + 1);
-    if (!big) {
+    if (!s) {
         o->err = o->err ? o->err : ENOMEM;
         return;
     }
-    va_start(ap, fmt);
-    vsnprintf(big, (size_t)k + 1, fmt, ap);
-    va_end(ap);
-    out_mem(o, big, (size_t)k);
-    free(big);
+    out_mem(o, s, k);
+    if (s != small)
+        free(s);
 }
 
 const char *out_clean(const char *s, char **tmp)

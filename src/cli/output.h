@@ -7,6 +7,7 @@
 #ifndef MT_OUTPUT_H
 #define MT_OUTPUT_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -49,6 +50,11 @@ static inline void out_maybe_flush(mt_out *o)
     if (o->len >= o->chunk)
         out_flush(o);
 }
+
+/* fmt formatted into small (n bytes) when it fits, else into a malloc'd
+ * buffer, which the caller frees (when the result is not small); *len gets
+ * its length. NULL on a format error or when out of memory. */
+char *out_vformat(char *small, size_t n, size_t *len, const char *fmt, va_list ap);
 
 /* printf into the buffer (any length). */
 void out_printf(mt_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
