@@ -131,6 +131,13 @@ int cli_out_open(const char *cmd, cli_out_file *o, const char *path)
     }
     mode_t mode;
     if (exists) {
+        /* a file the user may not write is not replaced either */
+        if (access(path, W_OK) != 0) {
+            cli_error(cmd, "%s: %s", path, strerror(errno));
+            free(o->target);
+            o->target = NULL;
+            return 1;
+        }
         mode = st.st_mode & 07777;
     } else {
         mode_t mask = umask(0);
@@ -143,13 +150,14 @@ int cli_out_open(const char *cmd, cli_out_file *o, const char *path)
         catch_signals(1);
         return 0;
     }
-    if (errno != EACCES && errno != EPERM && errno != EROFS) {
+    if (errno != EACCES && errno != EPERM && errno != EROFS && errno != ENAMETOOLONG) {
         cli_error(cmd, "%s: %s", path, strerror(errno));
         free(o->target);
         o->target = NULL;
         return 1;
     }
-    /* the directory is not writable, the file may be */
+    /* the directory is not writable (the file may be), or the temporary
+     * name is too long for it */
 in_place:
     o->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (o->fd < 0) {
