@@ -76,7 +76,7 @@ static int parse_secs(const char *s, int64_t *us)
 {
     char *end;
     const char *e;
-    if (!mt_plain_number(s, 1, &e) || *e)
+    if (!mt_plain_number(s, &e) || *e)
         return -1;
     errno = 0;
     double v = strtod(s, &end);
@@ -90,7 +90,7 @@ static int parse_size(const char *s, double *bytes)
 {
     char *end;
     const char *e;
-    if (!mt_plain_number(s, 1, &e))
+    if (!mt_plain_number(s, &e))
         return -1;
     errno = 0;
     double v = strtod(s, &end);

@@ -93,7 +93,7 @@ static int parse_bytes(const char *s, double *out)
 {
     char *end;
     const char *e;
-    if (!mt_plain_number(s, 1, &e))
+    if (!mt_plain_number(s, &e))
         return -1;
     errno = 0;
     double v = strtod(s, &end);
@@ -351,11 +351,6 @@ static int sampled_nothing(const char *path, double *every)
     return none;
 }
 
-/* Can a trace be written at path (absolute)? When it names a file
- * (is_file), that file may exist and must then be writable and not a
- * directory; its directory must let a file be created either way. 0, or
- * -1 with errno set. Found out before the program starts: the library
- * would only say so and run it untraced. */
 /* Whether another process holds the lock the profiler takes on a trace
  * file (lockf) at path: it is writing that trace. */
 static int trace_locked(const char *path)
@@ -370,6 +365,11 @@ static int trace_locked(const char *path)
     return locked;
 }
 
+/* Can a trace be written at path (absolute)? When it names a file
+ * (is_file), that file may exist and must then be writable and not a
+ * directory; its directory must let a file be created either way. 0, or
+ * -1 with errno set. Found out before the program starts: the library
+ * would only say so and run it untraced. */
 static int trace_writable(const char *path, int is_file)
 {
     char dir[2 * PATH_MAX + 64];
@@ -444,7 +444,7 @@ int cmd_run(int argc, char **argv)
             char *end = (char *)v;
             const char *e;
             rate = 0;
-            if (mt_plain_number(v, 1, &e) && !*e)
+            if (mt_plain_number(v, &e) && !*e)
                 rate = strtod(v, &end);
             if (end == v || *end || !(rate > 0 && rate <= 1))
                 return cli_usage_error("run", "--rate %s: the rate must be a number, 0 < R <= 1", v);

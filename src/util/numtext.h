@@ -8,10 +8,10 @@
 #define MT_NUMTEXT_H
 
 /* Does s start with a plain decimal number: an optional '-', digits with
- * at most one '.' (at least one digit), then, when exp is nonzero, an
- * optional exponent (e or E, an optional sign, digits)? *end gets where
- * the number stops (a unit suffix may follow); 0 if s does not start so. */
-static inline int mt_plain_number(const char *s, int exp, const char **end)
+ * at most one '.' (at least one digit), then an optional exponent (e or E,
+ * an optional sign, digits)? *end gets where the number stops (a unit
+ * suffix may follow); 0 if s does not start so. */
+static inline int mt_plain_number(const char *s, const char **end)
 {
     const char *p = s + (*s == '-');
     int digits = 0, dot = 0;
@@ -25,7 +25,7 @@ static inline int mt_plain_number(const char *s, int exp, const char **end)
     }
     if (!digits)
         return 0;
-    if (exp && (*p == 'e' || *p == 'E')) {
+    if (*p == 'e' || *p == 'E') {
         const char *q = p + 1 + (p[1] == '-' || p[1] == '+');
         if (*q >= '0' && *q <= '9') {
             while (*q >= '0' && *q <= '9')

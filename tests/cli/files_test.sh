@@ -69,6 +69,14 @@ if [ "$RC" -eq 1 ] && [ -L "$D/lnk" ] && [ "$(cat "$D/target")" = old ] && no_te
   pass "pprof -o LINK, a failed write: the link and its target kept"
 else fail_run "pprof -o LINK over RLIMIT_FSIZE: expected exit 1, the link and the old target"; fi
 
+# --- written in place: a name too long for a temporary one beside it ---------
+D=$T/long; mkdir -p "$D"
+long=$(printf 'L%.0s' $(seq 250))
+run copy "$INPUT" "$D/$long"
+if [ "$RC" -eq 0 ] && cmp -s "$INPUT" "$D/$long" && no_temp "$D"; then
+  pass "copy to a 250-byte name: written in place"
+else fail_run "copy to a 250-byte name: expected exit 0 and the copy"; fi
+
 # --- written in place: devices ------------------------------------------------
 run copy "$INPUT" /dev/null
 if [ "$RC" -eq 0 ] && [ -c /dev/null ]; then pass "copy to /dev/null"
