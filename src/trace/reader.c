@@ -58,8 +58,9 @@ struct mt_reader {
     int fd, own_fd;
     int opened, eof;
     int direct;                    /* buf is the caller's whole input       */
-    uint8_t *own;                  /* BUF_DATA + SLACK bytes, zeroed        */
-    uint8_t *tail;                 /* side buffer for a packet near the end */
+    uint8_t *own;                  /* BUF_DATA + SLACK bytes, zeroed (fds)  */
+    uint8_t *tail;                 /* side buffer for a packet near the end
+                                      (memory)                              */
     uint8_t *buf;                  /* own, or the caller's input            */
     size_t lo, hi;                 /* unconsumed valid data: buf[lo, hi)    */
     uint64_t buf_off;              /* file offset of buf[0]                 */
@@ -820,18 +821,12 @@ int mt_reader_scan(mt_reader *r, mt_event_fn fn, void *ctx)
 
 mt_reader *mt_reader_create(const mt_reader_options *opt)
 {
+    /* (the buffers come with the input: a reader of a small trace in
+     * memory never needs the 320 KB one, and under AddressSanitizer each
+     * allocation of that size is an mmap and a munmap) */
     mt_reader *r = calloc(1, sizeof *r);
     if (!r)
         return NULL;
-    r->own = calloc(1, BUF_DATA + SLACK);
-    r->tail = malloc(MT_MAX_PACKET + SLACK);
-    if (!r->own || !r->tail) {
-        free(r->own);
-        free(r->tail);
-        free(r);
-        return NULL;
-    }
-    r->buf = r->own;
     if (opt) {
         r->skip_bt = opt->skip_backtraces;
         r->diag = opt->diag;
@@ -846,6 +841,14 @@ mt_reader *mt_reader_create(const mt_reader_options *opt)
 static int open_common(mt_reader *r)
 {
     r->opened = 1;
+    uint8_t **need = r->direct ? &r->tail : &r->own;
+    *need = r->direct ? malloc(MT_MAX_PACKET + SLACK) : calloc(1, BUF_DATA + SLACK);
+    if (!*need) {
+        snprintf(r->err, sizeof r->err, "out of memory for the reader's buffer");
+        return r->status = MT_ERR_NOMEM;
+    }
+    if (!r->direct)
+        r->buf = r->own;
     int st = read_info(r);
     if (st)
         r->status = st;

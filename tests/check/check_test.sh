@@ -75,15 +75,12 @@ malformed_one() {
       mt_fail "$name.ctf" "last stderr line is not 'memtrace check: $name.ctf: offset N: message'"
       mt_show_stderr "$MT_TMP/err"; return
     fi
-    corpus_json_ok "$name.ctf" "$MT_TMP/json" || return
-    if ! python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); sys.exit(0 if j["valid"] is False and j["error"]["message"] else 1)' "$MT_TMP/json"; then
-      mt_fail "$name.ctf" "--json does not report the error"; return
-    fi
+    # (--json reports the error)
+    corpus_json_ok "$name.ctf" "$MT_TMP/json" 'j["valid"] is False and j["error"]["message"]' || return
     echo "ok   $name.ctf (invalid: $(tail -n 1 "$MT_TMP/err" | cut -c1-120))"
   else
     mt_check_status "$name.ctf" "$RC" "$MT_TMP/err" 0 1 || return
     mt_check_status "$name.ctf --json" "$JRC" "$MT_TMP/jerr2" 0 1 || return
-    corpus_json_ok "$name.ctf" "$MT_TMP/json" || return
     grep '^skipping' "$dir/$name.dump.err" 2>/dev/null > "$MT_TMP/ref.skip"
     local n; n=$(wc -l < "$MT_TMP/ref.skip")
     if ! grep -Eq "^skipped packets: +$n( |\$)" "$MT_TMP/out"; then
@@ -98,9 +95,8 @@ malformed_one() {
       diff -u <(head -n "$k" "$MT_TMP/ref.skip") "$MT_TMP/our.skip" | head -n 20
       return
     fi
-    if ! python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); sys.exit(0 if j["valid"] is True and j["skipped_packets"]["total"] == int(sys.argv[2]) else 1)' "$MT_TMP/json" "$n"; then
-      mt_fail "$name.ctf" "--json skipped_packets.total is not $n"; return
-    fi
+    corpus_json_ok "$name.ctf" "$MT_TMP/json" \
+      "j[\"valid\"] is True and j[\"skipped_packets\"][\"total\"] == $n" || return
     echo "ok   $name.ctf (valid, $n skipped packet(s))"
   fi
 }

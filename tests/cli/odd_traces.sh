@@ -69,8 +69,8 @@ for seed in $(seq 1 "$seeds"); do
       *--json*) json=$T/out ;;
       speedscope*) json=$T/out.bin ;;
     esac
-    if [ -n "$json" ] && ! python3 -m json.tool "$json" > /dev/null 2> "$T/jerr"; then
-      fail "seed $seed: memtrace $c: not JSON (or not UTF-8): $(head -c 200 "$T/jerr")"; bad=1
+    if [ -n "$json" ] && ! json_ok "$json"; then
+      fail "seed $seed: memtrace $c: $JSON_ERR"; bad=1
     fi
     case ${words[0]} in
       top|live|diff|speedscope|pprof|report)

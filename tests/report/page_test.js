@@ -6,9 +6,10 @@
 // their frames, a table cut short says so and shows all on request, a
 // window's table says which columns follow it, long trace info wraps and a
 // long context folds, the search ignores case, a browser without
-// DecompressionStream gets a message, a trace with no allocations a note,
-// and the Content-Security-Policy allows what the page does and nothing
-// else. Screenshots page-NAME.png go to OUTDIR.
+// DecompressionStream gets a message, a trace with no allocations a note, a
+// page that gets no animation frames still completes, and the
+// Content-Security-Policy allows what the page does and nothing else.
+// Screenshots page-NAME.png go to OUTDIR.
 //   node page_test.js CLI CORPUS_DIR OUTDIR
 'use strict';
 const path = require('path');
@@ -35,8 +36,14 @@ async function open(browser, name, tr, {options = [], init = null, wait = 'body[
   await page.addInitScript(() => { window.cspViolations = [];
     document.addEventListener('securitypolicyviolation', (e) => window.cspViolations.push(e.violatedDirective)); });
   if (init) await page.addInitScript(init);
+  await page.bringToFront();
   await page.goto('file://' + path.resolve(html));
-  await page.waitForSelector(wait, {timeout: 60000});
+  try {
+    await page.waitForSelector(wait, {timeout: 60000});
+  } catch (e) {   // (say how far the page got)
+    const state = await page.evaluate(() => JSON.stringify(document.body.dataset)).catch(() => '?');
+    throw new Error(`${e.message.split('\n')[0]}; body's data: ${state}; errors: ${JSON.stringify(page.errors)}`);
+  }
   return page;
 }
 async function close(page, name) {
@@ -270,6 +277,14 @@ async function csp(page, name) {
         `${name}: fetch ${blocked.fetched}, violations ${JSON.stringify(blocked.v)}`);
 }
 
+// a page that gets no animation frames (a hidden tab) still completes
+// (open() waited for body[data-complete]), its table past the first 60 rows
+async function noFrames(page, name) {
+  const all = await siteCount(page), rows = await tableRows(page);
+  check(all > 60 && rows === Math.min(all, 500), `${name}: complete without animation frames, ${rows} of ${all} sites`,
+        `${name}: ${rows} rows of ${all} sites (more than 60 needed)`);
+}
+
 // the page of a browser without DecompressionStream says what is missing
 async function noDecompression(page, name) {
   const msg = await page.isVisible('#msg') ? await page.textContent('#msg') : '';
@@ -298,7 +313,9 @@ async function step(f, page, name) {
     // no DecompressionStream (an old browser): a visible message naming it
     ['nodecompress', corpusTrace, {init: () => { delete window.DecompressionStream; }, wait: 'body[data-error]',
                                    errorsExpected: true}, [noDecompression]],
-    ['csp', corpusTrace, {errorsExpected: true}, [csp]]];
+    ['csp', corpusTrace, {errorsExpected: true}, [csp]],
+    ['noframes', trace('traces/ref-example-ocamlopt.ctf'), {init: () => { window.requestAnimationFrame = () => 0; }},
+     [noFrames]]];
   for (const [name, tr, opts, checks] of pages) {
     let page;
     try { page = await open(browser, name, tr, opts); } catch (e) { fail(`${name}: ${e.message.split('\n')[0]}`); continue; }

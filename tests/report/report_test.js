@@ -36,6 +36,7 @@ async function check(browser, name, trace) {
   page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
   page.on('pageerror', (e) => errors.push(String(e)));
   page.on('request', (r) => { if (!r.url().startsWith('file:')) errors.push('network request ' + r.url()); });
+  await page.bringToFront();
   await page.goto('file://' + path.resolve(html));
   // (60 s, not 10: the page draws in ~1 s, but this test failed once, its
   // output not kept, in a run of the whole suite on two loaded cores, and
