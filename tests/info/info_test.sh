@@ -11,7 +11,7 @@
 #              it (the reference prints the header before reading events);
 #              exit 0 with exactly the reference's stderr where it succeeded,
 #              else exit 1 with "memtrace info: NAME.ctf: offset N: ..." on stderr.
-#   json       --json on every traces/*.ctf parses (python3 -m json.tool) and
+#   json       --json on every traces/*.ctf parses (json_ok, tests/lib.sh) and
 #              each number of the text report, recomputed from the JSON with
 #              the reference's formatter, equals the text.
 #   usage      --help, bad usage (exit 2), missing file (exit 1), stdin, /dev/full.
