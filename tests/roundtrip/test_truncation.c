@@ -12,9 +12,10 @@
  *
  * Cuts: every offset for files up to 100 KB (16 KB under AddressSanitizer),
  * every 7th above; the stride grows further when the quadratic re-reading
- * would exceed a byte budget (real-external.ctf: 540 KB). Offsets near packet boundaries (the header
- * and first content bytes of each packet, the last bytes before it) are
- * always all checked. MT_TRUNC_STRIDE=N forces the stride.
+ * would exceed a byte budget (real-external.ctf: 540 KB). Offsets near
+ * packet boundaries (the header and first content bytes of each packet, the
+ * last bytes before it) are always all checked. MT_TRUNC_STRIDE=N forces
+ * the stride.
  */
 #include <memtrace/memtrace.h>
 
