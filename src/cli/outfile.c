@@ -98,6 +98,16 @@ const char *cli_out_name(const char *path)
     return strcmp(path, "-") == 0 ? "standard output" : path;
 }
 
+/* "memtrace CMD: PATH: <err>", and o holds nothing: 1 (cli_out_open's
+ * failure). */
+static int refuse(const char *cmd, cli_out_file *o, int err)
+{
+    cli_error(cmd, "%s: %s", o->path, strerror(err));
+    free(o->target);
+    o->target = NULL;
+    return 1;
+}
+
 int cli_out_open(const char *cmd, cli_out_file *o, const char *path)
 {
     memset(o, 0, sizeof *o);
@@ -114,10 +124,8 @@ int cli_out_open(const char *cmd, cli_out_file *o, const char *path)
     /* what to replace: path, or the regular file a symbolic link names */
     struct stat st;
     int exists = stat(path, &st) == 0;
-    if (exists && S_ISDIR(st.st_mode)) {
-        cli_error(cmd, "%s: %s", path, strerror(EISDIR));
-        return 1;
-    }
+    if (exists && S_ISDIR(st.st_mode))
+        return refuse(cmd, o, EISDIR);
     if ((exists && !S_ISREG(st.st_mode)) || strncmp(path, "/dev/", 5) == 0 ||
         strncmp(path, "/proc/", 6) == 0)
         goto in_place;
@@ -132,12 +140,8 @@ int cli_out_open(const char *cmd, cli_out_file *o, const char *path)
     mode_t mode;
     if (exists) {
         /* a file the user may not write is not replaced either */
-        if (access(path, W_OK) != 0) {
-            cli_error(cmd, "%s: %s", path, strerror(errno));
-            free(o->target);
-            o->target = NULL;
-            return 1;
-        }
+        if (access(path, W_OK) != 0)
+            return refuse(cmd, o, errno);
         mode = st.st_mode & 07777;
     } else {
         mode_t mask = umask(0);
@@ -150,23 +154,13 @@ int cli_out_open(const char *cmd, cli_out_file *o, const char *path)
         catch_signals(1);
         return 0;
     }
-    if (errno != EACCES && errno != EPERM && errno != EROFS && errno != ENAMETOOLONG) {
-        cli_error(cmd, "%s: %s", path, strerror(errno));
-        free(o->target);
-        o->target = NULL;
-        return 1;
-    }
+    if (errno != EACCES && errno != EPERM && errno != EROFS && errno != ENAMETOOLONG)
+        return refuse(cmd, o, errno);
     /* the directory is not writable (the file may be), or the temporary
      * name is too long for it */
 in_place:
     o->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (o->fd < 0) {
-        cli_error(cmd, "%s: %s", path, strerror(errno));
-        free(o->target);
-        o->target = NULL;
-        return 1;
-    }
-    return 0;
+    return o->fd < 0 ? refuse(cmd, o, errno) : 0;
 }
 
 /* Forget the temporary file (the signal handler first). */

@@ -193,17 +193,30 @@ static domain_state *domain(mt_reader *r, unsigned id)
 
 /* ---- trace info ------------------------------------------------------- */
 
-static const char *get_string(mt_reader *r, const uint8_t **pp,
-                              const uint8_t *end)
+/* The NUL-terminated string at *pp, before end, interned into *out (*pp
+ * moves past it): 0, MT_ERR_TRUNCATED when it has no NUL before end, or
+ * MT_ERR_NOMEM. */
+static int get_string(mt_reader *r, const uint8_t **pp, const uint8_t *end,
+                      const char **out)
 {
     const uint8_t *p = *pp;
     const uint8_t *z = p < end ? memchr(p, 0, (size_t)(end - p)) : NULL;
     if (!z)
-        return NULL;
+        return MT_ERR_TRUNCATED;
+    *out = mt_loctable_intern(&r->locs, (const char *)p, (size_t)(z - p));
+    if (!*out)
+        return MT_ERR_NOMEM;
     *pp = z + 1;
-    const char *s = mt_loctable_intern(&r->locs, (const char *)p,
-                                       (size_t)(z - p));
-    return s;
+    return 0;
+}
+
+/* get_string's failure st: out of memory, or else the string is cut short,
+ * as the message cut says. */
+static int string_fail(mt_reader *r, int st, uint64_t off, const char *cut)
+{
+    if (st == MT_ERR_NOMEM)
+        return fail(r, st, off, "out of memory for a string");
+    return fail(r, MT_ERR_TRUNCATED, off, "%s", cut);
 }
 
 /* Read and validate a packet header at buf + lo; on success *h is filled
@@ -281,19 +294,19 @@ static int read_info(mt_reader *r)
     memcpy(&info->sample_rate, &bits, 8);
     info->word_size = p[8];
     p += 9;
-    if (!(info->executable_name = get_string(r, &p, end)) ||
-        !(info->host_name = get_string(r, &p, end)) ||
-        !(info->runtime_params = get_string(r, &p, end)))
-        return fail(r, MT_ERR_TRUNCATED, off, "%s", trunc);
+    if ((st = get_string(r, &p, end, &info->executable_name)) ||
+        (st = get_string(r, &p, end, &info->host_name)) ||
+        (st = get_string(r, &p, end, &info->runtime_params)))
+        return string_fail(r, st, off, trunc);
     if (end - p < 8)
         return fail(r, MT_ERR_TRUNCATED, off, "%s", trunc);
     info->pid = (int64_t)mt_ld64(p);
     p += 8;
     info->context = NULL;
     if (h.version >= 2) {
-        const char *ctx = get_string(r, &p, end);
-        if (!ctx)
-            return fail(r, MT_ERR_TRUNCATED, off, "%s", trunc);
+        const char *ctx;
+        if ((st = get_string(r, &p, end, &ctx)))
+            return string_fail(r, st, off, trunc);
         info->context = *ctx ? ctx : NULL;
     }
     if (p != end)
@@ -423,12 +436,13 @@ static int read_location(mt_reader *r, const uint8_t **pp, uint64_t off)
         unsigned fcode = (unsigned)(packed >> 38) & 31;
         unsigned dcode = (unsigned)(packed >> 43) & 31;
         const char *fnew = NULL, *dnew = NULL, *def;
-        if (fcode == MT_MTF_NEW && !(fnew = get_string(r, &p, end)))
-            return fail(r, MT_ERR_TRUNCATED, off,
-                        "malformed trace: location file name runs past its packet");
-        if (dcode == MT_MTF_NEW && !(dnew = get_string(r, &p, end)))
-            return fail(r, MT_ERR_TRUNCATED, off,
-                        "malformed trace: location function name runs past its packet");
+        int st;
+        if (fcode == MT_MTF_NEW && (st = get_string(r, &p, end, &fnew)))
+            return string_fail(r, st, off,
+                               "malformed trace: location file name runs past its packet");
+        if (dcode == MT_MTF_NEW && (st = get_string(r, &p, end, &dnew)))
+            return string_fail(r, st, off,
+                               "malformed trace: location function name runs past its packet");
         unsigned slot;
         if (mt_locr_file(mtf, fcode, fnew, &slot) ||
             mt_locr_def(mtf, slot, dcode, dnew, &def))
@@ -841,14 +855,14 @@ mt_reader *mt_reader_create(const mt_reader_options *opt)
 static int open_common(mt_reader *r)
 {
     r->opened = 1;
-    uint8_t **need = r->direct ? &r->tail : &r->own;
-    *need = r->direct ? malloc(MT_MAX_PACKET + SLACK) : calloc(1, BUF_DATA + SLACK);
-    if (!*need) {
+    if (r->direct)
+        r->tail = malloc(MT_MAX_PACKET + SLACK);
+    else
+        r->buf = r->own = calloc(1, BUF_DATA + SLACK);
+    if (!(r->direct ? r->tail : r->own)) {
         snprintf(r->err, sizeof r->err, "out of memory for the reader's buffer");
         return r->status = MT_ERR_NOMEM;
     }
-    if (!r->direct)
-        r->buf = r->own;
     int st = read_info(r);
     if (st)
         r->status = st;
