@@ -145,7 +145,7 @@ static void *first_realloc(void *p, size_t n) { return resolve()->realloc(p, n);
 static void *first_memalign(size_t a, size_t n) { return resolve()->memalign(a, n); }
 static size_t first_usable(void *p) { return resolve()->usable(p); }
 
-/* Countdown reached <= 0 for an allocation of `bytes` aligned to `align`:
+/* Countdown gone below 0 for an allocation of `bytes` aligned to `align`:
  * a block of the region if the allocation is sampled, else NULL (the
  * caller asks the next malloc). resize: the sampled block being resized, if
  * any, returned itself when the new size is sampled and fits in it. Inlined
@@ -205,7 +205,7 @@ static inline int count(size_t bytes)
 {
     mt_thread *t = &mt_self;
     t->countdown -= (int64_t)bytes;
-    return MT_UNLIKELY(t->countdown <= 0);
+    return MT_UNLIKELY(t->countdown < 0);   /* (see mt_thread.countdown) */
 }
 
 SLOW static void *malloc_slow(size_t n)

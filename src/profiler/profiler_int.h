@@ -28,9 +28,16 @@
 /* Per-thread state. It lives in initial-exec TLS (a GNU extension: the
  * fast path of malloc is one %fs-relative subtraction, no __tls_get_addr
  * call); a fresh thread starts with countdown 0, so its first allocation
- * takes the slow path, which seeds it. */
+ * of a byte or more takes the slow path, which seeds it.
+ *
+ * The countdown is kept one below the bytes left until the next sample, so
+ * that the allocation that takes it below zero (not to zero) is the
+ * sampled one: the fast path is then one subtraction from the thread-local
+ * word and a jump on its sign (`sub %rdi,%fs:...; js`), four instructions
+ * in malloc where a test for <= 0 took seven. Every place that sets it
+ * subtracts that one (mt_sample_draw, mt_profiler_start). */
 typedef struct mt_thread {
-    int64_t countdown;      /* bytes until the next sample                  */
+    int64_t countdown;      /* bytes until the next sample, minus one       */
     uint64_t rng;           /* xorshift64* state (0 = not seeded)           */
     uint32_t epoch;         /* session the countdown was drawn for          */
     int busy;               /* re-entrancy guard: inside the profiler       */
@@ -260,7 +267,7 @@ MT_HIDDEN int mt_dlclose(int (*real)(void *), void *handle);
 extern double mt_coef MT_HIDDEN;
 
 /* Slow path of an allocation of `bytes`, once the thread's countdown has
- * reached <= 0: draws the next countdown and returns the number of samples
+ * gone below 0: draws the next countdown and returns the number of samples
  * if the allocation is to be sampled (a session is active, the thread is
  * not inside the profiler nor on a signal stack), 0 if not. When it
  * returns > 0 the thread is marked inside the profiler until

@@ -367,7 +367,7 @@ int64_t mt_sample_draw(size_t bytes)
 {
     mt_thread *t = &mt_self;
     if (!__atomic_load_n(&mt_active, __ATOMIC_ACQUIRE)) {
-        t->countdown = INACTIVE_COUNTDOWN;
+        t->countdown = INACTIVE_COUNTDOWN - 1;
         return 0;
     }
     uint32_t epoch = __atomic_load_n(&mt_epoch, __ATOMIC_ACQUIRE);
@@ -376,18 +376,19 @@ int64_t mt_sample_draw(size_t bytes)
          * stale (another rate, or the inactive one), so a fresh draw starts
          * the count at this allocation. */
         t->epoch = epoch;
-        t->countdown = mt_sampler_draw(&t->rng, mt_coef) * 8 - (int64_t)bytes;
-        if (t->countdown > 0)
+        t->countdown = mt_sampler_draw(&t->rng, mt_coef) * 8 - 1 - (int64_t)bytes;
+        if (t->countdown >= 0)
             return 0;
     }
     if (t->countdown < -((int64_t)1 << 50)) {
         /* An impossible size (the allocation will fail): no draw loop of
          * billions of rounds. */
-        t->countdown = mt_sampler_draw(&t->rng, mt_coef) * 8;
+        t->countdown = mt_sampler_draw(&t->rng, mt_coef) * 8 - 1;
         return 0;
     }
+    /* (the countdown is one below the bytes left: see mt_thread) */
     int64_t samples = 0;
-    double words = (double)-t->countdown / 8;  /* past the first sample */
+    double words = (double)-(t->countdown + 1) / 8;  /* past the first sample */
     if (words * session_rate > 1024) {
         /* A block of gigabytes at a high rate: one draw per sample took
          * minutes for a malloc(2^40) at rate 1 (which then failed). The
@@ -395,9 +396,9 @@ int64_t mt_sample_draw(size_t bytes)
          * with probability rate, drawn at once; the gaps are memoryless, so
          * the next countdown is a fresh draw. */
         samples = 1 + mt_sampler_binomial(&t->rng, words, session_rate);
-        t->countdown = mt_sampler_draw(&t->rng, mt_coef) * 8;
+        t->countdown = mt_sampler_draw(&t->rng, mt_coef) * 8 - 1;
     }
-    while (t->countdown <= 0) {
+    while (t->countdown < 0) {
         t->countdown += mt_sampler_draw(&t->rng, mt_coef) * 8;
         samples++;
     }
@@ -1141,7 +1142,7 @@ EXPORT int mt_profiler_start(const char *path, double rate, const char *context,
     session_unlock();
     mt_leave(t);
     if (r == 0)
-        t->countdown = 0;       /* the caller's next allocation draws afresh */
+        t->countdown = -1;      /* the caller's next allocation draws afresh */
     return r;
 }
 
@@ -1186,7 +1187,7 @@ EXPORT uint64_t mt_profiler_ext_alloc(size_t bytes)
 {
     mt_thread *t = &mt_self;
     t->countdown -= (int64_t)bytes;
-    if (MT_LIKELY(t->countdown > 0))
+    if (MT_LIKELY(t->countdown >= 0))
         return 0;
     int64_t samples = mt_sample_draw(bytes);
     if (!samples)

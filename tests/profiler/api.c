@@ -5,8 +5,13 @@
  * half released), stop; then a second session into TRACE2 while 200 blocks
  * sampled by the first are still live: their frees must not be written as
  * collects of the second trace's objects, which reuse their ids (100 blocks
- * allocated, 50 of them freed).   api TRACE TRACE2
+ * allocated, 50 of them freed). With TRACE3, a third session at rate 1
+ * (every word a sample): of one-byte allocations, external and malloc's,
+ * exactly every eighth is sampled, the one that completes a word (the
+ * countdown's boundary: one byte off either way samples the 7th or the 9th).
+ *   api TRACE TRACE2 [TRACE3]
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +20,8 @@
 #include "memtrace/profiler.h"
 
 static uint64_t tokens[4000];
-static char *old_blocks[200], *new_blocks[100];
+static char *old_blocks[200], *new_blocks[100], *bytes[64];
+static uint64_t byte_tokens[64];
 
 __attribute__((noinline)) static uint64_t pool_alloc(size_t n)
 {
@@ -28,7 +34,7 @@ int main(int argc, char **argv)
 {
     char err[512];
     int bad = 0;
-    if (argc != 3)
+    if (argc != 3 && argc != 4)
         return 2;
     if (mt_profiler_active()) {
         puts("active before start");
@@ -92,6 +98,29 @@ int main(int argc, char **argv)
     if (mt_profiler_stop() != 0) {
         puts("second stop");
         bad++;
+    }
+    if (argc > 3) {
+        if (mt_profiler_start(argv[3], 1.0, NULL, err, sizeof err) != 0) {
+            printf("third session: %s\n", err);
+            return 1;
+        }
+        /* nothing else may allocate in between: no stdio until the stop */
+        for (int i = 0; i < 64; i++)
+            byte_tokens[i] = mt_profiler_ext_alloc(1);
+        for (int i = 0; i < 64; i++)
+            bytes[i] = malloc(1);
+        if (mt_profiler_stop() != 0) {
+            puts("third stop");
+            bad++;
+        }
+        for (int i = 0; i < 64; i++) {
+            if ((byte_tokens[i] != 0) != (i % 8 == 7)) {
+                printf("rate 1: external allocation %d of 1 byte %s\n", i + 1,
+                       byte_tokens[i] ? "sampled" : "not sampled");
+                bad++;
+            }
+            free(bytes[i]);
+        }
     }
     printf("api: %s\n", bad ? "FAILED" : "ok");
     return bad != 0;

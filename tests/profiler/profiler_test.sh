@@ -621,10 +621,16 @@ blocks)
   done
   ;;
 api)
-  "$BIN/profiler_api" api.ctf api2.ctf > api.out 2> api.err; rc=$?
+  "$BIN/profiler_api" api.ctf api2.ctf api3.ctf > api.out 2> api.err; rc=$?
   [ $rc = 0 ] && grep -q "api: ok" api.out && ok "in-process API calls" || { fail "api program: rc $rc"; cat api.out api.err; }
   valid api api.ctf
   valid api2 api2.ctf
+  valid api3 api3.ctf
+  # rate 1: 64 external and 64 malloc'd one-byte blocks, every eighth sampled
+  "$CLI" check api3.ctf > api3.check
+  a=$(awk '/^ *allocs:/ { print $2 }' api3.check)
+  [ "${a:-0}" = 16 ] && ok "rate 1: 16 of 128 one-byte allocations sampled" ||
+    { fail "rate 1: $a of 128 one-byte allocations sampled, not 16"; cat api3.check; }
   # the second session: ~100 allocs, ~50 collects; the first session's
   # blocks freed meanwhile are no objects of this trace
   "$CLI" check api2.ctf > api2.check
