@@ -52,13 +52,12 @@ count() {
 }
 
 for bench in "binary_trees 14" "malloc_stress 1000000"; do
-  set -- $bench
-  prog=$W/$1
-  shift
-  echo "== $(basename "$prog") $*"
+  read -r name arg <<< "$bench"
+  prog=$W/$name
+  echo "== $name $arg"
   base=
   for mode in plain loaded default every4096; do
-    n=$(count $mode "$prog" "$@")
+    n=$(count $mode "$prog" "$arg")
     [ -n "$base" ] || base=$n
     awk -v m=$mode -v n="$n" -v b="$base" \
       'BEGIN { printf "  %-10s %14d instructions  %6.3fx\n", m, n, n / b }'
