@@ -35,7 +35,7 @@
  * sampled one: the fast path is then one subtraction from the thread-local
  * word and a jump on its sign (`sub %rdi,%fs:...; js`), four instructions
  * in malloc where a test for <= 0 took seven. Every place that sets it
- * subtracts that one (mt_sample_draw, mt_profiler_start). */
+ * from a number of bytes does so through mt_countdown_set, below. */
 typedef struct mt_thread {
     int64_t countdown;      /* bytes until the next sample, minus one       */
     uint64_t rng;           /* xorshift64* state (0 = not seeded)           */
@@ -58,6 +58,14 @@ typedef struct mt_thread {
 
 extern __thread mt_thread mt_self
     __attribute__((tls_model("initial-exec"), visibility("hidden")));
+
+/* Set the countdown for `left` bytes until the next sample (stored one
+ * below, see mt_thread): the allocation that uses up the last of them is
+ * sampled. */
+static inline void mt_countdown_set(mt_thread *t, int64_t left)
+{
+    t->countdown = left - 1;
+}
 
 /* While a thread is inside the profiler its countdown is parked here, so
  * that every allocation it makes takes the slow path, which serves it

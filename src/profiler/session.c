@@ -367,7 +367,7 @@ int64_t mt_sample_draw(size_t bytes)
 {
     mt_thread *t = &mt_self;
     if (!__atomic_load_n(&mt_active, __ATOMIC_ACQUIRE)) {
-        t->countdown = INACTIVE_COUNTDOWN - 1;
+        mt_countdown_set(t, INACTIVE_COUNTDOWN);
         return 0;
     }
     uint32_t epoch = __atomic_load_n(&mt_epoch, __ATOMIC_ACQUIRE);
@@ -376,14 +376,14 @@ int64_t mt_sample_draw(size_t bytes)
          * stale (another rate, or the inactive one), so a fresh draw starts
          * the count at this allocation. */
         t->epoch = epoch;
-        t->countdown = mt_sampler_draw(&t->rng, mt_coef) * 8 - 1 - (int64_t)bytes;
+        mt_countdown_set(t, mt_sampler_draw(&t->rng, mt_coef) * 8 - (int64_t)bytes);
         if (t->countdown >= 0)
             return 0;
     }
     if (t->countdown < -((int64_t)1 << 50)) {
         /* An impossible size (the allocation will fail): no draw loop of
          * billions of rounds. */
-        t->countdown = mt_sampler_draw(&t->rng, mt_coef) * 8 - 1;
+        mt_countdown_set(t, mt_sampler_draw(&t->rng, mt_coef) * 8);
         return 0;
     }
     /* (the countdown is one below the bytes left: see mt_thread) */
@@ -396,7 +396,7 @@ int64_t mt_sample_draw(size_t bytes)
          * with probability rate, drawn at once; the gaps are memoryless, so
          * the next countdown is a fresh draw. */
         samples = 1 + mt_sampler_binomial(&t->rng, words, session_rate);
-        t->countdown = mt_sampler_draw(&t->rng, mt_coef) * 8 - 1;
+        mt_countdown_set(t, mt_sampler_draw(&t->rng, mt_coef) * 8);
     }
     while (t->countdown < 0) {
         t->countdown += mt_sampler_draw(&t->rng, mt_coef) * 8;
@@ -1142,7 +1142,7 @@ EXPORT int mt_profiler_start(const char *path, double rate, const char *context,
     session_unlock();
     mt_leave(t);
     if (r == 0)
-        t->countdown = -1;      /* the caller's next allocation draws afresh */
+        mt_countdown_set(t, 0); /* the caller's next allocation draws afresh */
     return r;
 }
 

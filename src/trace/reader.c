@@ -859,7 +859,7 @@ static int open_common(mt_reader *r)
         r->tail = malloc(MT_MAX_PACKET + SLACK);
     else
         r->buf = r->own = calloc(1, BUF_DATA + SLACK);
-    if (!(r->direct ? r->tail : r->own)) {
+    if (!r->tail && !r->own) {     /* (the one of them just asked for) */
         snprintf(r->err, sizeof r->err, "out of memory for the reader's buffer");
         return r->status = MT_ERR_NOMEM;
     }

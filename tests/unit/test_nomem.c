@@ -1,7 +1,7 @@
 /*
  * test_nomem.c - the reader when memory runs out. Linked with
  * -Wl,--wrap=malloc,--wrap=calloc, so that every allocation of at least
- * fail_from bytes fail: opening a trace in memory (its 32 KiB side buffer)
+ * fail_from bytes fails: opening a trace in memory (its 32 KiB side buffer)
  * or on a descriptor (its 320 KiB read buffer) then returns MT_ERR_NOMEM
  * with a message, the status stays, and the reader closes cleanly. So does
  * a trace in memory whose buffer can be had when the first 64 KiB chunk for
