@@ -778,23 +778,12 @@ static inline tbuf *my_tbuf(mt_thread *t)
     return MT_LIKELY(t->tbuf != NULL) ? t->tbuf : new_tbuf(t);
 }
 
-/* Append an event (codes: n of them; time now, read at TSC value tsc) to
- * the thread's buffer; 0, or -1 if the thread has no buffer (the caller
- * writes the event itself). */
-static int tb_append(mt_thread *t, const mt_block_meta *m, int64_t now, uint64_t tsc, int64_t words,
-                     int64_t samples, const uint64_t *codes, size_t n)
+/* Stamp an event (codes: n of them; time now, read at TSC value tsc) and
+ * store it in buffer b, which this thread holds and which has room. */
+static inline void tb_put(mt_thread *t, tbuf *b, const mt_block_meta *m, int64_t now,
+                          uint64_t tsc, int64_t words, int64_t samples,
+                          const uint64_t *codes, size_t n)
 {
-    tbuf *b = my_tbuf(t);
-    if (!b)
-        return -1;
-    tb_lock(&b->m);
-    while (b->n == TB_EVENTS || b->ncodes + n > TB_CODES) {
-        tb_unlock(&b->m);
-        session_lock();
-        drain_all();
-        session_unlock();
-        tb_lock(&b->m);
-    }
     tb_event *e = &b->s->ev[b->n];
     uint64_t *bs = m->stamp;
     uint64_t stamp = tsc;
@@ -815,15 +804,75 @@ static int tb_append(mt_thread *t, const mt_block_meta *m, int64_t now, uint64_t
         to[i] = codes[i];
     b->ncodes += (uint32_t)n;
     b->n++;
-    tb_unlock(&b->m);
-    /* No flusher thread (a single-threaded program): a drain and a flush
-     * from here, as often as stale_limit says. */
-    if (!__atomic_load_n(&flusher_started, __ATOMIC_RELAXED) &&
-        now - __atomic_load_n(&ds.last_flush, __ATOMIC_RELAXED) >= stale_limit(now)) {
-        session_lock();
-        drain_all();
-        session_unlock();
+}
+
+static inline int tb_full(const tbuf *b, size_t n)
+{
+    return b->n == TB_EVENTS || b->ncodes + n > TB_CODES;
+}
+
+/* No flusher thread (a single-threaded program): a drain and a flush from
+ * the sampled path, as often as stale_limit says. */
+static inline int tb_flush_due(int64_t now)
+{
+    return !__atomic_load_n(&flusher_started, __ATOMIC_RELAXED) &&
+           now - __atomic_load_n(&ds.last_flush, __ATOMIC_RELAXED) >= stale_limit(now);
+}
+
+static __attribute__((noinline, cold)) int tb_drain_now(void)
+{
+    session_lock();
+    drain_all();
+    session_unlock();
+    return 0;
+}
+
+/* tb_append's every other case: the thread has no buffer yet, its buffer's
+ * lock is taken (a drain), or the buffer is full. */
+static __attribute__((noinline, cold)) int tb_append_slow(mt_thread *t, const mt_block_meta *m,
+                                                          int64_t now, uint64_t tsc,
+                                                          int64_t words, int64_t samples,
+                                                          const uint64_t *codes, size_t n)
+{
+    tbuf *b = my_tbuf(t);
+    if (!b)
+        return -1;
+    tb_lock(&b->m);
+    while (tb_full(b, n)) {
+        tb_unlock(&b->m);
+        tb_drain_now();
+        tb_lock(&b->m);
     }
+    tb_put(t, b, m, now, tsc, words, samples, codes, n);
+    tb_unlock(&b->m);
+    if (tb_flush_due(now))
+        tb_drain_now();
+    return 0;
+}
+
+/* Append an event (codes: n of them; time now, read at TSC value tsc) to
+ * the thread's buffer; 0, or -1 if the thread has no buffer (the caller
+ * writes the event itself). The common case (a buffer with room, its lock
+ * free) makes no call: every other case is a tail call to tb_append_slow,
+ * and the lock's first attempt is inline. With the calls in this function
+ * it took ~50 instructions more a sampled block with its collect (the
+ * 2-thread stress at one sample per 4 KiB, callgrind: 676.9 M -> 665.1 M). */
+static int tb_append(mt_thread *t, const mt_block_meta *m, int64_t now, uint64_t tsc, int64_t words,
+                     int64_t samples, const uint64_t *codes, size_t n)
+{
+    tbuf *b = t->tbuf;
+    if (MT_UNLIKELY(!b))
+        return tb_append_slow(t, m, now, tsc, words, samples, codes, n);
+    if (MT_UNLIKELY(__atomic_exchange_n(&b->m, 1, __ATOMIC_ACQUIRE)))
+        return tb_append_slow(t, m, now, tsc, words, samples, codes, n);
+    if (MT_UNLIKELY(tb_full(b, n))) {
+        tb_unlock(&b->m);
+        return tb_append_slow(t, m, now, tsc, words, samples, codes, n);
+    }
+    tb_put(t, b, m, now, tsc, words, samples, codes, n);
+    tb_unlock(&b->m);
+    if (MT_UNLIKELY(tb_flush_due(now)))
+        return tb_drain_now();
     return 0;
 }
 
