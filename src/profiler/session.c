@@ -819,6 +819,8 @@ static inline int tb_flush_due(int64_t now)
            now - __atomic_load_n(&ds.last_flush, __ATOMIC_RELAXED) >= stale_limit(now);
 }
 
+/* A drain now. It returns tb_append's 0, so that tb_append can end in a
+ * tail call to it. */
 static __attribute__((noinline, cold)) int tb_drain_now(void)
 {
     session_lock();
