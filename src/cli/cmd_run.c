@@ -2,7 +2,8 @@
  * cmd_run.c - `memtrace run [OPTIONS] -- CMD ARGS...`: run a program with
  * the native heap profiler (libmemtrace_preload.so) preloaded, so that its
  * malloc family is sampled into a trace; wait for it, say where the trace
- * went and exit with the program's status.
+ * went and exit with the program's status (or end by the signal that
+ * killed it).
  *
  * Everything is passed to the profiler through the environment (the same
  * variables work without this wrapper, see docs/PROFILER.md). Statically
@@ -20,6 +21,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
@@ -83,9 +85,12 @@ void usage_run(FILE *out)
             "error only if it cannot trace (bad setting, file cannot be opened,\n"
             "disk full), and the program then runs on untraced.\n"
             "\n"
-            "Exit status: the program's (128+N if killed by signal N); 2 bad\n"
-            "usage; 1 if the program or the profiler cannot be found or started,\n"
-            "or the trace cannot be written where asked (checked first).\n",
+            "Exit status: the program's. If a signal kills the program, memtrace\n"
+            "run says so (but for SIGINT and SIGPIPE), then ends itself by the\n"
+            "same signal, as if it were the program (a shell's $? is 128+N for\n"
+            "signal N; a ^C stops the script or loop that ran it). 2 bad usage;\n"
+            "1 if the program or the profiler cannot be found or started, or the\n"
+            "trace cannot be written where asked (checked first).\n",
             out);
 }
 
@@ -322,6 +327,29 @@ static int secure_exec(const char *path)
 }
 
 static pid_t child_pid;
+
+/* The program was killed by sig: end this process by the same signal, so
+ * that whoever ran `memtrace run` sees what it would have seen running the
+ * program itself (a shell stops its loop on a SIGINT death, not on an exit
+ * status of 130). Our own core is not wanted: the program dumped its own.
+ * Returns 128 + sig only if the signal did not end us. */
+static int end_by_signal(int sig)
+{
+    struct rlimit core;
+    if (getrlimit(RLIMIT_CORE, &core) == 0) {
+        core.rlim_cur = 0;
+        setrlimit(RLIMIT_CORE, &core);
+    }
+    fflush(NULL);
+    struct sigaction dfl = {.sa_handler = SIG_DFL};
+    sigaction(sig, &dfl, NULL);
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, sig);
+    sigprocmask(SIG_UNBLOCK, &set, NULL);
+    raise(sig);
+    return 128 + sig;
+}
 
 static void forward(int sig)
 {
@@ -640,6 +668,10 @@ int cmd_run(int argc, char **argv)
             close(sf);
         unlink(status_file);
     }
+    if (WIFSIGNALED(status) && WTERMSIG(status) != SIGINT && WTERMSIG(status) != SIGPIPE)
+        fprintf(stderr, "memtrace run: %s was killed by signal %d (%s)%s\n", cmd[0],
+                WTERMSIG(status), strsignal(WTERMSIG(status)),
+                WCOREDUMP(status) ? ", core dumped" : "");
     struct stat st;
     if (stop[0]) {
         const char *w = strncmp(stop, "memtrace: ", 10) == 0 ? stop + 10 : stop;
@@ -677,6 +709,6 @@ int cmd_run(int argc, char **argv)
     if (WIFEXITED(status))
         return WEXITSTATUS(status);
     if (WIFSIGNALED(status))
-        return 128 + WTERMSIG(status);
+        return end_by_signal(WTERMSIG(status));
     return EXIT_DATA;
 }

@@ -232,7 +232,26 @@ run_cli)
   [ $rc = 0 ] && [ -s eq.ctf ] && rate_is eq.ctf 0.25 && ok "run --rate=0.25 --output=eq.ctf" ||
     { fail "run --rate= --output=: exit $rc"; cat eq.err; }
   "$CLI" run -- /bin/sh -c 'kill -TERM $$' 2> s.err; rc=$?
-  [ $rc = 143 ] && ok "killed by SIGTERM: 143" || fail "signal status: $rc"
+  [ $rc = 143 ] && grep -qx "memtrace run: /bin/sh was killed by signal 15 (Terminated)" s.err &&
+    ok "killed by SIGTERM: 143, said" || { fail "signal status: $rc"; cat s.err; }
+  # A program killed by a signal: memtrace run ends by the same signal (as
+  # its caller would have seen the program end), without a core of its own;
+  # SIGINT and SIGPIPE unannounced, as shells do. (python3 tells a death by
+  # signal N, returncode -N, from an exit status of 128+N.)
+  for sig in SEGV INT PIPE; do
+    (ulimit -c 0; python3 -c '
+import subprocess, sys
+r = subprocess.run(sys.argv[1:], stderr=subprocess.PIPE)
+sys.stderr.buffer.write(r.stderr)
+print(r.returncode)' "$CLI" run -o sig.ctf -- /bin/sh -c "kill -$sig \$\$") > sig.out 2> sig.err
+    want=$(kill -l "$sig")
+    said=$(grep -c "was killed by signal" sig.err)
+    [ "$sig" = SEGV ] && exp_said=1 || exp_said=0
+    [ "$(cat sig.out)" = "-$want" ] && [ "$said" = "$exp_said" ] && grep -q "trace written to" sig.err &&
+      ok "program killed by SIG$sig: memtrace run ends by SIG$sig too (announced: $said)" ||
+      { fail "SIG$sig: returncode $(cat sig.out), announced $said"; cat sig.err; }
+  done
+  [ -z "$(ls core* 2>/dev/null)" ] || fail "a core file was left: $(ls core*)"
   "$CLI" run -- no-such-command-xyz > /dev/null 2> s.err; rc=$?
   [ $rc = 1 ] && grep -q "no-such-command-xyz: command not found" s.err && ok "missing command" || { fail "missing command: $rc"; cat s.err; }
   # a trace that cannot be written where asked: refused before the program
