@@ -136,19 +136,20 @@ int cli_same_file(const char *in, const char *out)
            S_ISREG(sa.st_mode) && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
-int cli_write_file(const char *cmd, const char *outpath, int (*write)(void *ctx, int fd),
-                   void *ctx)
+int cli_out_write(const char *cmd, cli_out_file *o, int (*write)(void *ctx, int fd),
+                  void *ctx)
 {
-    cli_out_file o;
-    if (cli_out_open(cmd, &o, outpath))
+    if (cli_out_start(cmd, o)) {
+        cli_out_abort(o);
         return 1;
-    int w = write(ctx, o.fd);
+    }
+    int w = write(ctx, o->fd);
     if (w == 0)
-        return cli_out_commit(cmd, &o);
+        return cli_out_commit(cmd, o);
     int saved = errno;
-    int partial = cli_out_abort(&o);
+    int partial = cli_out_abort(o);
     if (w == -2)
-        cli_error(cmd, "%s: writing: %s%s", cli_out_name(outpath), strerror(saved),
+        cli_error(cmd, "%s: writing: %s%s", cli_out_name(o->path), strerror(saved),
                   partial ? " (the file is incomplete)" : "");
     return w == -2 ? 1 : -1;
 }

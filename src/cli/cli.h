@@ -131,9 +131,11 @@ int cli_peak_file(const char *cmd, const struct mt_filter *f, const char *path);
 
 /* What the help of each command with an output file says about it. */
 #define CLI_HELP_OUT_FILE                                                   \
-    "The output file is written under a temporary name next to it and put\n" \
-    "in its place when finished: a failure (a full disk) or an interrupt\n"   \
-    "leaves an existing file as it was, and no partial file.\n"
+    "The output file is opened before the trace is read (a name that\n"      \
+    "cannot be written is said at once), written under a temporary name\n"   \
+    "next to it and put in its place when finished: a failure (a full\n"    \
+    "disk) or an interrupt leaves an existing file as it was, and no\n"      \
+    "partial file.\n"
 
 /* An output file of a command (outfile.c): written under a temporary name
  * next to it and renamed over it by cli_out_commit, so that a failure or
@@ -145,13 +147,20 @@ typedef struct cli_out_file {
     char *target;       /* a symbolic link's target, replaced instead     */
     char *tmp;          /* the temporary file; NULL when written in place */
     int fd;             /* where to write                                 */
+    int trunc;          /* a regular file written in place: emptied by
+                           cli_out_start, not when opened                 */
 } cli_out_file;
 
 /* path in a message: "standard output" for "-". */
 const char *cli_out_name(const char *path);
 
-/* Open path for writing: 0, or 1 after reporting why not ("PATH: ..."). */
+/* Open path for writing: 0, or 1 after reporting why not ("PATH: ...").
+ * Nothing is changed yet: a file written in place is emptied by
+ * cli_out_start (so a command may open its output first, and fail before
+ * writing, without harming an existing file). */
 int cli_out_open(const char *cmd, cli_out_file *o, const char *path);
+/* Start writing: 0, or 1 after reporting why not. */
+int cli_out_start(const char *cmd, cli_out_file *o);
 /* Close and put the file in place: 0, or 1 after reporting the failure
  * (the temporary file is then removed). */
 int cli_out_commit(const char *cmd, cli_out_file *o);
@@ -159,13 +168,14 @@ int cli_out_commit(const char *cmd, cli_out_file *o);
  * being written in place and is left incomplete (the caller says so). */
 int cli_out_abort(cli_out_file *o);
 
-/* Write the file outpath ("-": standard output) with write(ctx, fd), which
- * returns 0, -2 for a failed write (errno set) or -1 for any other failure.
- * Returns 0; 1 after reporting ("OUTPATH: ...") that the file could not be
- * opened, written or closed; -1 when write returned -1 (nothing reported).
- * On failure the file is left as it was (cli_out_file). */
-int cli_write_file(const char *cmd, const char *outpath, int (*write)(void *ctx, int fd),
-                   void *ctx);
+/* Write the file that cli_out_open opened (before the long work, so that a
+ * file that cannot be written is said at once) with write(ctx, fd), which
+ * returns 0, -2 for a failed write (errno set) or -1 for any other failure;
+ * then put it in place. Returns 0; 1 after reporting ("OUTPATH: ...") that
+ * the file could not be written or closed; -1 when write returned -1
+ * (nothing reported). On failure the file is left as it was. */
+int cli_out_write(const char *cmd, cli_out_file *o, int (*write)(void *ctx, int fd),
+                  void *ctx);
 
 /* Flush stdout; 0, or 1 when it could not be written (said on stderr
  * when report is nonzero). */

@@ -58,7 +58,7 @@ void usage_pprof(FILE *out)
             "the file on standard error), 2 bad usage.\n");
 }
 
-/* rp_write_pprof's arguments, for cli_write_file; err gets its message. */
+/* rp_write_pprof's arguments, for cli_out_write; err gets its message. */
 typedef struct pp_job {
     rp_profile *p;
     const mt_filter *f;
@@ -98,17 +98,22 @@ int cmd_pprof(int argc, char **argv)
                              "redirect it to a file or a pipe");
         goto out;
     }
+    cli_out_file of;
+    rc = EXIT_DATA;
+    if (cli_out_open("pprof", &of, outpath))
+        goto out;
     rp_profile p;
     memset(&p, 0, sizeof p);
     p.live_as_time = 1;
-    rc = EXIT_DATA;
     if (rp_profile_run(&p, "pprof", path, &f) == MT_OK) {
         pp_job job = {&p, &f, cli_out_name(outpath), err, sizeof err};
-        int w = cli_write_file("pprof", outpath, pp_write, &job);
+        int w = cli_out_write("pprof", &of, pp_write, &job);
         if (w == 0)
             rc = EXIT_OK;
         else if (w < 0)
             cli_error("pprof", "%s", err);
+    } else {
+        cli_out_abort(&of);
     }
     rp_profile_free(&p);
 out:

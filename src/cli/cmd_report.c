@@ -59,7 +59,7 @@ void usage_report(FILE *out)
             "the file on standard error), 2 bad usage.\n");
 }
 
-/* rp_write_html's arguments, for cli_write_file. */
+/* rp_write_html's arguments, for cli_out_write. */
 typedef struct html_job {
     rp_profile *p;
     const mt_filter *f;
@@ -112,15 +112,22 @@ int cmd_report(int argc, char **argv)
             goto out;
         }
     }
+    cli_out_file of;
+    rc = EXIT_DATA;
+    if (cli_out_open("report", &of, outpath)) {
+        if (outbuf)                 /* a name the user did not give */
+            cli_error("report", "(by default the report goes next to TRACE; "
+                      "-o FILE writes it elsewhere)");
+        goto out;
+    }
     rp_profile p;
     memset(&p, 0, sizeof p);
     p.need_timeline = 1;
     p.nbins = REPORT_BINS;
     p.classes = 1;
-    rc = EXIT_DATA;
     if (rp_profile_run(&p, "report", path, &f) == MT_OK) {
         html_job job = {&p, &f, filters};
-        int w = cli_write_file("report", outpath, html_write, &job);
+        int w = cli_out_write("report", &of, html_write, &job);
         if (w == 0) {
             rc = EXIT_OK;
             if (outbuf)             /* a name the user did not give: say it */
@@ -128,6 +135,8 @@ int cmd_report(int argc, char **argv)
         } else if (w < 0) {
             cli_error("report", "%s: invalid location code or out of memory", path);
         }
+    } else {
+        cli_out_abort(&of);
     }
     rp_profile_free(&p);
 out:

@@ -154,7 +154,7 @@ static int write_speedscope(rp_profile *p, const mt_filter *f, int fd, const cha
     return rc;
 }
 
-/* write_speedscope's arguments, for cli_write_file. */
+/* write_speedscope's arguments, for cli_out_write. */
 typedef struct sp_job {
     rp_profile *p;
     const mt_filter *f;
@@ -186,14 +186,19 @@ int cmd_speedscope(int argc, char **argv)
     }
     if ((rc = cli_read_twice("speedscope", "TRACE is read twice", path)) != 0)
         goto out;
+    cli_out_file of;
+    rc = EXIT_DATA;
+    if (cli_out_open("speedscope", &of, outpath))
+        goto out;
     rp_profile p;
     memset(&p, 0, sizeof p);
     p.need_timeline = 1;
-    rc = EXIT_DATA;
     if (rp_profile_run(&p, "speedscope", path, &f) == MT_OK) {
         sp_job job = {&p, &f, path};
-        if (cli_write_file("speedscope", outpath, sp_write, &job) == 0)
+        if (cli_out_write("speedscope", &of, sp_write, &job) == 0)
             rc = EXIT_OK;
+    } else {
+        cli_out_abort(&of);
     }
     rp_profile_free(&p);
 out:

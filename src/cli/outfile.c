@@ -159,8 +159,21 @@ int cli_out_open(const char *cmd, cli_out_file *o, const char *path)
     /* the directory is not writable (the file may be), or the temporary
      * name is too long for it */
 in_place:
-    o->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    return o->fd < 0 ? refuse(cmd, o, errno) : 0;
+    o->fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    if (o->fd < 0)
+        return refuse(cmd, o, errno);
+    o->trunc = fstat(o->fd, &st) == 0 && S_ISREG(st.st_mode);
+    return 0;
+}
+
+int cli_out_start(const char *cmd, cli_out_file *o)
+{
+    if (o->trunc && ftruncate(o->fd, 0) != 0) {
+        cli_error(cmd, "%s: %s", o->path, strerror(errno));
+        return 1;
+    }
+    o->trunc = 0;
+    return 0;
 }
 
 /* Forget the temporary file (the signal handler first). */
@@ -196,7 +209,7 @@ int cli_out_commit(const char *cmd, cli_out_file *o)
 int cli_out_abort(cli_out_file *o)
 {
     struct stat st;
-    int partial = !o->tmp && o->fd != STDOUT_FILENO && fstat(o->fd, &st) == 0 &&
+    int partial = !o->tmp && !o->trunc && o->fd != STDOUT_FILENO && fstat(o->fd, &st) == 0 &&
                   S_ISREG(st.st_mode);
     if (o->fd != STDOUT_FILENO)
         close(o->fd);

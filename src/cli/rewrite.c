@@ -128,7 +128,9 @@ int cli_rewrite_run(const cli_rewrite_spec *spec)
     if (spec->edit_info)
         spec->edit_info(&info, spec->ctx);
     cli_out_file of;
-    if (cli_out_open(spec->cmd, &of, spec->out)) {
+    if (cli_out_open(spec->cmd, &of, spec->out) || cli_out_start(spec->cmd, &of)) {
+        if (of.fd >= 0)
+            cli_out_abort(&of);
         mt_reader_close(rw.r);
         return EXIT_DATA;
     }

@@ -57,6 +57,25 @@ if [ "$RC" -eq 143 ] && [ "$(cat "$D/out.ctf")" = old ] && no_temp "$D"; then
 else fail_run "copy killed by SIGTERM: expected exit 143, the old file, no temporary file"
   ls -A "$D"; fi
 
+# --- an output that cannot be written: said before the trace is read ----------
+# (a damaged trace: read first, its error would come first and the
+# output's never; a big trace would be read for nothing)
+BROKEN=$CORPUS/malformed/bad-collect-delta.ctf
+for c in pprof speedscope report; do
+  run "$c" "$BROKEN" -o "$T/no-such-dir/out.$c"
+  if [ "$RC" -eq 1 ] && [ "$(wc -l < "$T/err")" -eq 1 ] &&
+     grep -qx "memtrace $c: $T/no-such-dir/out.$c: No such file or directory" "$T/err"; then
+    pass "$c -o UNWRITABLE: said first, the trace not read"
+  else fail_run "$c -o UNWRITABLE: expected exit 1 and only the output's error"; fi
+done
+# report's default name (TRACE's, with .html) taken by a directory
+D=$T/dflt; mkdir -p "$D/in.html"; cp "$INPUT" "$D/in.ctf"
+run report "$D/in.ctf"
+if [ "$RC" -eq 1 ] && grep -qx "memtrace report: $D/in.html: Is a directory" "$T/err" &&
+   grep -q "by default the report goes next to TRACE; -o FILE writes it elsewhere" "$T/err"; then
+  pass "report with its default name unwritable: said, with -o as the way out"
+else fail_run "report, default name a directory: expected exit 1 and the hint"; fi
+
 # --- a symbolic link stays one; its target gets the output ---------------------
 D=$T/link; mkdir -p "$D"; echo old > "$D/target"; ln -s target "$D/lnk"
 run report "$INPUT" -o "$D/lnk"
