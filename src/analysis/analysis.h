@@ -138,14 +138,16 @@ void mt_timeline_free(mt_timeline *t);
 /* Account an object: alloc at time a, collected at c (MT_NEVER: never). */
 int mt_timeline_add(mt_timeline *t, int64_t a, int64_t c, int64_t nsamples);
 /* Cumulative samples allocated and collected at time t (events at or
- * before t; t is rounded down to the end of its bin's resolution). */
+ * before t; t is rounded down to the end of its bin's resolution, but a
+ * time at or after the trace's end counts every event). */
 void mt_timeline_at(const mt_timeline *t, int64_t time, int64_t *alloc,
                     int64_t *coll);
 /* The time of the maximum live samples (the last microsecond of the first
  * bin where the maximum is reached, at most the trace's end) and that
  * maximum. An empty heap gives time 0, live 0. */
 void mt_timeline_peak(const mt_timeline *t, int64_t *time, int64_t *live);
-/* The time of the last bin boundary at or before `time` (what _at sees). */
+/* The time of the last bin boundary at or before `time` (what _at sees),
+ * or the trace's end for a time at or after it. */
 int64_t mt_timeline_resolve(const mt_timeline *t, int64_t time);
 
 struct mt_scan {

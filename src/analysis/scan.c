@@ -92,6 +92,8 @@ int64_t mt_timeline_resolve(const mt_timeline *t, int64_t time)
 {
     if (time < 0)
         return -1;
+    if (time >= t->end)         /* every event is at or before the end */
+        return t->end;
     return ((time + 1) / t->width) * t->width - 1;
 }
 
@@ -100,7 +102,9 @@ void mt_timeline_at(const mt_timeline *t, int64_t time, int64_t *alloc,
 {
     int64_t a = 0, c = 0;
     if (time >= 0) {
-        int64_t nb = (time + 1) / t->width;
+        /* (at the end or later: the end's bin too, which holds no event
+         * after the end) */
+        int64_t nb = time >= t->end ? MT_TL_BINS : (time + 1) / t->width;
         if (nb > MT_TL_BINS)
             nb = MT_TL_BINS;
         for (int64_t i = 0; i < nb; i++) {

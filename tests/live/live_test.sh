@@ -39,6 +39,30 @@ has "ascii line" "Live: @@@@"
 expect 0 "live-at peak" live --live-at peak --points 4 --json "$T/s.ctf"
 has "peak objects" '{"time_s": 0.001000, "allocated_bytes": 976, "collected_bytes": 160, "live_bytes": 816}'
 
+# The last row is the trace's end, with every event: on traces longer than
+# 65 ms (bins wider than 1 us) it used to be rounded down to the last whole
+# bin, and left out the events of the end's bin (synth-time ends with
+# thousands of collects at its last microsecond; the last allocation of
+# ref-test-ocamlopt is at its end). It must agree with top's live at end.
+require_corpus
+for tr in synth-time ref-test-ocamlopt; do
+  "$CLI" top --json "$TR/$tr.ctf" > "$T/top.json" 2> "$T/err" || fail "$tr: top --json"
+  "$CLI" live --json --points 3 "$TR/$tr.ctf" > "$T/live.json" 2> "$T/err" || fail "$tr: live --json"
+  reply=$(python3 - "$T/top.json" "$T/live.json" <<'PY'
+import json, sys
+top, live = (json.load(open(p)) for p in sys.argv[1:3])
+last, tot = live["points"][-1], top["total"]
+ok = (abs(last["live_bytes"] - tot["end_bytes"]) < 0.5 and
+      abs(last["allocated_bytes"] - tot["allocated_bytes"]) < 0.5 and
+      last["time_s"] == top["duration_s"])
+print("ok" if ok else "last row %s; top: allocated %s, live at end %s, duration %s s" %
+      (last, tot["allocated_bytes"], tot["end_bytes"], top["duration_s"]))
+PY
+)
+  [ "$reply" = ok ] && pass "$tr: live's last row is top's live at end" ||
+    fail "$tr: live's last row disagrees with top: $reply"
+done
+
 "$CLI" live --points 2 --json - < "$T/s.ctf" > "$T/out" 2> "$T/err" || fail "stdin"
 has "stdin" '"peak_bytes": 976,'
 
