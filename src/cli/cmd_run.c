@@ -72,7 +72,8 @@ void usage_run(FILE *out)
             "The profiler library is $MEMTRACE_PRELOAD when that is set (and\n"
             "only then); else " MT_PRELOAD_SONAME " is looked for next to\n"
             "this program, then in the library directory of its installation.\n"
-            "CMD is looked up in PATH. A program CMD execs in its own place\n"
+            "CMD is looked up in PATH (a script without a #! line is run by\n"
+            "/bin/sh). A program CMD execs in its own place\n"
             "(env, nice, a wrapper script's 'exec prog', pyenv's shims) is traced\n"
             "into FILE, replacing CMD's trace: the program that ends up running\n"
             "is the one traced. Statically linked programs cannot be profiled\n"
@@ -84,13 +85,21 @@ void usage_run(FILE *out)
             "The program's output is left alone; the profiler writes to standard\n"
             "error only if it cannot trace (bad setting, file cannot be opened,\n"
             "disk full), and the program then runs on untraced.\n"
+            "Signals sent to memtrace run (SIGINT, SIGQUIT, SIGTERM, SIGHUP,\n"
+            "SIGUSR1, SIGUSR2, SIGALRM, SIGWINCH) are passed on to the program,\n"
+            "but for those the terminal sends (^C, ^\\, hangup, resize), which the\n"
+            "program gets itself. Descriptors closed for memtrace run are closed\n"
+            "for the program.\n"
             "\n"
             "Exit status: the program's. If a signal kills the program, memtrace\n"
             "run says so (but for SIGINT and SIGPIPE), then ends itself by the\n"
             "same signal, as if it were the program (a shell's $? is 128+N for\n"
             "signal N; a ^C stops the script or loop that ran it). 2 bad usage;\n"
-            "1 if the program or the profiler cannot be found or started, or the\n"
-            "trace cannot be written where asked (checked first).\n",
+            "1 if the program or the profiler cannot be found or used, or the\n"
+            "trace cannot be written where asked (all checked first); 126 if the\n"
+            "program cannot be executed, 127 if the interpreter its #! line\n"
+            "names is missing (as shells say). 'trace written' is said only of\n"
+            "a file this run wrote or changed.\n",
             out);
 }
 
@@ -351,9 +360,19 @@ static int end_by_signal(int sig)
     return 128 + sig;
 }
 
-static void forward(int sig)
+/* The signals passed on to the program. One that the kernel sent (the
+ * terminal's ^C, ^\\, hangup or resize: si_code SI_KERNEL) went to the
+ * program too, as it is in the terminal's foreground process group: that
+ * one is not passed on, or the program would get it twice. One sent to
+ * memtrace run by a process (kill, timeout, a supervisor) is. */
+static const int forwarded[] = {SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2,
+                                SIGALRM, SIGWINCH};
+#define NFORWARDED (sizeof forwarded / sizeof forwarded[0])
+
+static void forward(int sig, siginfo_t *si, void *uc)
 {
-    if (child_pid > 0)
+    (void)uc;
+    if (child_pid > 0 && si->si_code != SI_KERNEL)
         kill(child_pid, sig);
 }
 
@@ -501,6 +520,14 @@ int cmd_run(int argc, char **argv)
             cli_error("run", "cannot find %s (set MEMTRACE_PRELOAD to its path)", MT_PRELOAD_SONAME);
         return EXIT_DATA;
     }
+    if (strpbrk(lib, " :\t\n")) {
+        /* (the loader splits LD_PRELOAD at each, and has no escape) */
+        cli_error("run", "the profiler library's path, %s, holds a space or a colon, "
+                  "which LD_PRELOAD cannot carry: install memtrace where its path has "
+                  "none, or set MEMTRACE_PRELOAD to a copy of %s in such a place",
+                  lib, MT_PRELOAD_SONAME);
+        return EXIT_DATA;
+    }
     if (resolve(cmd[0], prog, sizeof prog) < 0) {
         cli_error("run", "%s: command not found or not executable", cmd[0]);
         return EXIT_DATA;
@@ -567,17 +594,31 @@ int cmd_run(int argc, char **argv)
     else
         status_file[0] = 0;
 
+    /* Whether this run writes the trace: a file already there is not
+     * "written" unless it changed. */
+    struct stat before;
+    int existed = output && stat(pattern, &before) == 0;  /* (the default: a new pid) */
+
     fflush(stdout);
     fflush(stderr);
-    struct sigaction ign = {.sa_handler = SIG_IGN}, fwd = {.sa_handler = forward}, old_int,
-                     old_quit, old_term, old_hup;
-    sigaction(SIGINT, &ign, &old_int);    /* the terminal's ^C is for CMD */
-    sigaction(SIGQUIT, &ign, &old_quit);
-    sigaction(SIGTERM, &fwd, &old_term);
-    sigaction(SIGHUP, &fwd, &old_hup);
+    /* The forwarded signals are blocked until child_pid is set (in the
+     * child, until their actions are the caller's again). A signal that
+     * memtrace run's caller ignores stays ignored, for both. */
+    struct sigaction fwd = {.sa_sigaction = forward, .sa_flags = SA_SIGINFO | SA_RESTART},
+                     old[NFORWARDED];
+    sigset_t block, mask;
+    sigemptyset(&block);
+    for (size_t k = 0; k < NFORWARDED; k++) {
+        sigaction(forwarded[k], NULL, &old[k]);
+        if (old[k].sa_handler != SIG_IGN)
+            sigaction(forwarded[k], &fwd, NULL);
+        sigaddset(&block, forwarded[k]);
+    }
+    sigprocmask(SIG_BLOCK, &block, &mask);
     pid_t pid = fork();
     if (pid < 0) {
         cli_error("run", "cannot fork: %s", strerror(errno));
+        sigprocmask(SIG_SETMASK, &mask, NULL);
         if (status_file[0])
             unlink(status_file);
         return EXIT_DATA;
@@ -587,10 +628,9 @@ int cmd_run(int argc, char **argv)
         snprintf(pattern + k, sizeof pattern - k, "%ld.ctf", (long)(pid ? pid : getpid()));
     }
     if (pid == 0) {
-        sigaction(SIGINT, &old_int, NULL);
-        sigaction(SIGQUIT, &old_quit, NULL);
-        sigaction(SIGTERM, &old_term, NULL);
-        sigaction(SIGHUP, &old_hup, NULL);
+        for (size_t k = 0; k < NFORWARDED; k++)
+            sigaction(forwarded[k], &old[k], NULL);
+        sigprocmask(SIG_SETMASK, &mask, NULL);
         char buf[32];
         const char *pre = getenv("LD_PRELOAD");
         char preload[2 * PATH_MAX + 2];
@@ -624,10 +664,27 @@ int cmd_run(int argc, char **argv)
             unsetenv("MEMTRACE_RUN_STATUS");
         execv(prog, cmd);
         int e = errno;
+        if (e == ENOEXEC) {
+            /* a script without a #! line: the shell runs it, as execvp,
+             * env and the shells do */
+            int n = 0;
+            while (cmd[n])
+                n++;
+            char **sh = calloc((size_t)n + 2, sizeof *sh);
+            if (sh) {
+                sh[0] = "/bin/sh";
+                sh[1] = prog;
+                for (int j = 1; j <= n; j++)
+                    sh[j + 1] = cmd[j];
+                execv("/bin/sh", sh);
+                e = errno;
+            }
+        }
         fprintf(stderr, "memtrace run: cannot run %s: %s\n", prog, strerror(e));
         _exit(e == ENOENT ? 127 : 126);
     }
     child_pid = pid;
+    sigprocmask(SIG_SETMASK, &mask, NULL);
     int status;
     while (waitpid(pid, &status, 0) < 0)
         if (errno != EINTR) {
@@ -677,7 +734,14 @@ int cmd_run(int argc, char **argv)
         const char *w = strncmp(stop, "memtrace: ", 10) == 0 ? stop + 10 : stop;
         fprintf(stderr, "memtrace run: %s\n", w);
         fprintf(stderr, "memtrace run: %s holds the events until then\n", path);
-    } else if (stat(path, &st) == 0 && st.st_size > 0) {
+    } else if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        /* (a FIFO, a device: what went there cannot be seen here) */
+        fprintf(stderr, "memtrace run: trace sent to %s\n", path);
+    } else if (stat(path, &st) == 0 && st.st_size > 0 &&
+               (!existed || st.st_ino != before.st_ino || st.st_dev != before.st_dev ||
+                st.st_size != before.st_size ||
+                st.st_mtim.tv_sec != before.st_mtim.tv_sec ||
+                st.st_mtim.tv_nsec != before.st_mtim.tv_nsec)) {
         fprintf(stderr, "memtrace run: trace written to %s\n", path);
         double every;
         if (sampled_nothing(path, &every)) {

@@ -15,10 +15,12 @@ int main(int argc, char **argv)
      * meant for stderr, or the standard output, is written into it (a
      * trace being written, or the input). They are opened on /dev/null
      * the wrong way round (stdin for writing, stdout and stderr for
-     * reading), so that using them still fails with EBADF, as if closed. */
+     * reading), so that using them still fails with EBADF, as if closed.
+     * Closed on exec: the program `memtrace run` starts finds them closed,
+     * as they were given. */
     for (int fd = 0; fd <= 2; fd++)
         if (fcntl(fd, F_GETFD) < 0) {
-            int n = open("/dev/null", fd == 0 ? O_WRONLY : O_RDONLY);
+            int n = open("/dev/null", (fd == 0 ? O_WRONLY : O_RDONLY) | O_CLOEXEC);
             if (n < 0 || n > 2) {
                 if (n >= 0)
                     close(n);

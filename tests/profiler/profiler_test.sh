@@ -252,6 +252,51 @@ print(r.returncode)' "$CLI" run -o sig.ctf -- /bin/sh -c "kill -$sig \$\$") > si
       { fail "SIG$sig: returncode $(cat sig.out), announced $said"; cat sig.err; }
   done
   [ -z "$(ls core* 2>/dev/null)" ] || fail "a core file was left: $(ls core*)"
+  # Signals sent to memtrace run itself (kill, timeout, a supervisor) go on
+  # to the program, which ends by them, and memtrace run after it: SIGINT
+  # and SIGQUIT used to be ignored (the program ran on), others killed
+  # memtrace run and left the program running without it.
+  for sig in INT QUIT USR1 TERM; do
+    python3 -c '
+import signal, subprocess, sys, time
+p = subprocess.Popen(sys.argv[2:], stderr=subprocess.PIPE)
+time.sleep(0.5)
+t = time.time()
+p.send_signal(getattr(signal, "SIG" + sys.argv[1]))
+err = p.communicate(timeout=20)[1]
+sys.stderr.buffer.write(err)
+print(p.returncode, "%.0f" % (time.time() - t))' "$sig" "$CLI" run -o fw.ctf -- sleep 5 > fw.out 2> fw.err
+    read -r fw_rc fw_secs < fw.out
+    [ "${fw_rc:-}" = "-$(kill -l "$sig")" ] && [ "${fw_secs:-9}" -lt 3 ] &&
+      ! pgrep -f "^sleep 5$" > /dev/null &&
+      ok "SIG$sig sent to memtrace run: passed on, both ended by it" ||
+      { fail "SIG$sig to memtrace run: returncode ${fw_rc:-?} after ${fw_secs:-?} s"; cat fw.err
+        pkill -f "^sleep 5$"; }
+  done
+  # A trace file from an earlier run is not "written" by a run that could
+  # not start the program (a #! interpreter that is missing: 127).
+  printf '#!/nonexistent/interp\necho hi\n' > badint.sh; chmod +x badint.sh
+  cp every.ctf stale.ctf 2> /dev/null || "$CLI" run --every 4k -o stale.ctf -- /bin/true 2> /dev/null
+  "$CLI" run -o stale.ctf -- ./badint.sh > /dev/null 2> st.err; rc=$?
+  [ $rc = 127 ] && grep -qx "memtrace run: no trace was written to $T/stale.ctf" st.err &&
+    ! grep -q "trace written" st.err && ok "a stale trace file not called written (exit 127)" ||
+    { fail "stale trace file: rc $rc"; cat st.err; }
+  # A script without a #! line runs through /bin/sh, as env and the shells do.
+  printf 'echo "script ran: $1"\n' > nosb.sh; chmod +x nosb.sh
+  "$CLI" run -o nosb.ctf -- ./nosb.sh arg1 > nosb.out 2> nosb.err; rc=$?
+  [ $rc = 0 ] && [ "$(cat nosb.out)" = "script ran: arg1" ] && valid "script without #!" nosb.ctf &&
+    ok "a script without #!: run by /bin/sh" || { fail "script without #!: rc $rc"; cat nosb.out nosb.err; }
+  # The profiler library under a path with a space: LD_PRELOAD cannot carry
+  # it (the loader splits at spaces and colons); refused, not run untraced.
+  mkdir -p "sp ace"; cp "$PRELOAD" "sp ace/"
+  MEMTRACE_PRELOAD="$T/sp ace/$(basename "$PRELOAD")" "$CLI" run -- /bin/touch ran2.txt 2> sp.err; rc=$?
+  [ $rc = 1 ] && [ ! -e ran2.txt ] && grep -q "holds a space or a colon, which LD_PRELOAD cannot carry" sp.err &&
+    ok "library path with a space: refused" || { fail "library path with a space: rc $rc"; cat sp.err; }
+  # Descriptors closed for memtrace run are closed for the program too (it
+  # used to get them open on /dev/null, memtrace's own placeholders).
+  "$CLI" run -o cl.ctf -- /bin/sh -c 'ls /proc/$$/fd > fds.txt' 2>&-; rc=$?
+  [ $rc = 0 ] && ! grep -qx 2 fds.txt && grep -qx 1 fds.txt &&
+    ok "stderr closed for memtrace run: closed for the program" || { fail "closed stderr: rc $rc"; cat fds.txt; }
   "$CLI" run -- no-such-command-xyz > /dev/null 2> s.err; rc=$?
   [ $rc = 1 ] && grep -q "no-such-command-xyz: command not found" s.err && ok "missing command" || { fail "missing command: $rc"; cat s.err; }
   # a trace that cannot be written where asked: refused before the program
