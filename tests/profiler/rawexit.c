@@ -3,12 +3,14 @@
  * and free a 1 KiB block every 2 us for MS milliseconds, then the process
  * ends with the exit_group system call, as Go's runtime ends a program: no
  * destructor runs, so the trace holds only what the profiler had flushed.
- * Prints the bytes allocated.
- *   rawexit THREADS MS
+ * Prints the bytes allocated. With HOW "_exit", it ends by calling _exit
+ * (the profiler's: which lets a packet being written be finished).
+ *   rawexit THREADS MS [HOW]
  */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -41,13 +43,34 @@ static void *worker(void *arg)
     return (void *)(n * 1024);
 }
 
+/* Allocate and free blocks of 16 B to 3 KiB as fast as it can, for ever. */
+static void *busy(void *arg)
+{
+    (void)arg;
+    for (unsigned i = 0;; i++) {
+        char *volatile p = malloc(16 + i % 3000);
+        if (p)
+            p[0] = 1;
+        free(p);
+    }
+    return NULL;
+}
+
 int main(int argc, char **argv)
 {
     int threads = argc > 1 ? atoi(argv[1]) : 1;
     ms = argc > 2 ? atol(argv[2]) : 400;
+    int by_exit = argc > 3 && strcmp(argv[3], "_exit") == 0;
     long bytes = 0;
     if (threads <= 1) {
         bytes = (long)worker(NULL);
+    } else if (by_exit) {
+        /* threads still allocating when main ends the process */
+        pthread_t t[64];
+        for (int i = 0; i < threads && i < 64; i++)
+            pthread_create(&t[i], NULL, busy, NULL);
+        usleep((useconds_t)(ms * 1000 / 2));
+        _exit(0);
     } else {
         pthread_t t[64];
         for (int i = 0; i < threads && i < 64; i++)
