@@ -402,6 +402,9 @@ static int sampled_nothing(const char *path, double *every)
  * file (lockf) at path: it is writing that trace. */
 static int trace_locked(const char *path)
 {
+    struct stat reg;
+    if (stat(path, &reg) != 0 || !S_ISREG(reg.st_mode))
+        return 0;       /* (opening a FIFO and closing it would end its reader's input) */
     int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
     if (fd < 0)
         return 0;
@@ -557,9 +560,13 @@ int cmd_run(int argc, char **argv)
 
     /* The trace's absolute name (the program may change directory); by
      * default completed in the child with its pid. */
-    char cwd[PATH_MAX], pattern[2 * PATH_MAX + 64];
-    if (!getcwd(cwd, sizeof cwd)) {
-        cli_error("run", "cannot get the current directory: %s", strerror(errno));
+    char cwd[PATH_MAX] = "/", pattern[2 * PATH_MAX + 64];
+    if ((!output || output[0] != '/') && !getcwd(cwd, sizeof cwd)) {
+        if (errno == ERANGE)
+            cli_error("run", "the current directory's path is longer than %d bytes: "
+                      "give -o an absolute path", PATH_MAX);
+        else
+            cli_error("run", "cannot get the current directory: %s", strerror(errno));
         return EXIT_DATA;
     }
     if (!output)
@@ -733,7 +740,9 @@ int cmd_run(int argc, char **argv)
     if (stop[0]) {
         const char *w = strncmp(stop, "memtrace: ", 10) == 0 ? stop + 10 : stop;
         fprintf(stderr, "memtrace run: %s\n", w);
-        fprintf(stderr, "memtrace run: %s holds the events until then\n", path);
+        /* (a trace that could not be opened at all holds nothing) */
+        if (!strstr(w, "; running untraced"))
+            fprintf(stderr, "memtrace run: %s holds the events until then\n", path);
     } else if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
         /* (a FIFO, a device: what went there cannot be seen here) */
         fprintf(stderr, "memtrace run: trace sent to %s\n", path);

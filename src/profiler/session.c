@@ -1129,11 +1129,19 @@ static int start_locked(const char *path, double rate, const char *context,
         set_err(errbuf, errbuf_size, "cannot reserve address space for the sampled blocks");
         return -1;
     }
-    int fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+    /* (O_NONBLOCK: a FIFO that no process reads is refused, not waited
+     * for with the program stopped before main; cleared at once after) */
+    int fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC | O_NONBLOCK, 0600);
     if (fd < 0) {
-        set_err(errbuf, errbuf_size, "cannot open memtrace file %s: %s", path, strerror(errno));
+        if (errno == ENXIO)
+            set_err(errbuf, errbuf_size, "cannot open memtrace file %s: it is a FIFO "
+                    "that no process reads", path);
+        else
+            set_err(errbuf, errbuf_size, "cannot open memtrace file %s: %s", path,
+                    strerror(errno));
         return -1;
     }
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
     /* (before the lock: closing the old number would drop it) */
     fd = mt_fd_high(fd);
     struct stat st;
@@ -1535,10 +1543,14 @@ __attribute__((constructor)) static void mt_profiler_init(void)
     session_lock();
     int r = start_locked(path, rate, context, err, sizeof err);
     session_unlock();
-    if (r < 0)
-        say("memtrace: %s; running untraced", err);
-    else    /* a program exec'd in this one's place is traced too (env.c) */
+    if (r < 0) {
+        char msg[PATH_MAX + 160];
+        snprintf(msg, sizeof msg, "memtrace: %s; running untraced", err);
+        if (note_run_status(msg) != 0)  /* (memtrace run says it, see there) */
+            say("%s", msg);
+    } else {    /* a program exec'd in this one's place is traced too (env.c) */
         mt_env_follow_own_exec(follow_exec && (!rp || !*rp) ? child_pattern : NULL);
+    }
     mt_leave(&mt_self);
 }
 

@@ -292,6 +292,24 @@ print(p.returncode, "%.0f" % (time.time() - t))' "$sig" "$CLI" run -o fw.ctf -- 
   MEMTRACE_PRELOAD="$T/sp ace/$(basename "$PRELOAD")" "$CLI" run -- /bin/touch ran2.txt 2> sp.err; rc=$?
   [ $rc = 1 ] && [ ! -e ran2.txt ] && grep -q "holds a space or a colon, which LD_PRELOAD cannot carry" sp.err &&
     ok "library path with a space: refused" || { fail "library path with a space: rc $rc"; cat sp.err; }
+  # -o naming a FIFO: read by a process, the trace goes through it; read by
+  # none, the program runs untraced at once, said (it hung: the library's
+  # open waited for a reader, and memtrace run's own check had opened and
+  # closed the FIFO, which ended a reader's input).
+  rm -f tf.fifo; mkfifo tf.fifo
+  cat tf.fifo > tf.ctf &
+  reader=$!
+  timeout 30 "$CLI" run --every 512 -o tf.fifo -- "$BIN/profiler_footprint" 1000 > /dev/null 2> tf.err; rc=$?
+  wait $reader
+  [ $rc = 0 ] && grep -qx "memtrace run: trace sent to $T/tf.fifo" tf.err &&
+    "$CLI" check tf.ctf | grep -q "allocs: *[1-9]" &&
+    ok "-o FIFO with a reader: the trace goes through it" || { fail "-o FIFO: rc $rc"; cat tf.err; }
+  valid "trace through a FIFO" tf.ctf
+  timeout 30 "$CLI" run -o tf.fifo -- /bin/echo ran > tf.out 2> tf.err; rc=$?
+  [ $rc = 0 ] && grep -qx ran tf.out &&
+    grep -qx "memtrace run: cannot open memtrace file $T/tf.fifo: it is a FIFO that no process reads; running untraced" tf.err &&
+    [ "$(wc -l < tf.err)" = 1 ] && ok "-o FIFO without a reader: said, the program run untraced" ||
+    { fail "-o FIFO without a reader: rc $rc"; cat tf.err; }
   # Descriptors closed for memtrace run are closed for the program too (it
   # used to get them open on /dev/null, memtrace's own placeholders).
   "$CLI" run -o cl.ctf -- /bin/sh -c 'ls /proc/$$/fd > fds.txt' 2>&-; rc=$?
