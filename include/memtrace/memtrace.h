@@ -158,7 +158,9 @@ MT_API mt_reader *mt_reader_create(const mt_reader_options *opt);
 /* Attach input and read the trace_info packet. Exactly one open call per
  * reader. open_file opens and later closes the path; open_fd reads from fd
  * (any readable descriptor, pipes included) and leaves it open; open_memory
- * reads from a buffer that must outlive the reader. */
+ * reads from a buffer that must outlive the reader. When open_file cannot
+ * open the path (MT_ERR_IO), the message is strerror's ("No such file or
+ * directory"), without the path, which the caller knows and names. */
 MT_API int mt_reader_open_file(mt_reader *r, const char *path);
 MT_API int mt_reader_open_fd(mt_reader *r, int fd);
 MT_API int mt_reader_open_memory(mt_reader *r, const void *data, size_t size);

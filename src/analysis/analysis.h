@@ -78,6 +78,16 @@ void mt_filter_free(mt_filter *f);
 int mt_filter_parse_arg(mt_filter *f, int argc, char **argv, int *i,
                         char *err, size_t errlen);
 
+/* Check f once its command line is read: bounds that no object can meet
+ * are a mistake (a usage error), not an empty report. Only the final
+ * values count, so a repeated option (the last one wins) is judged by its
+ * last value, in whatever order the options came. 0 when they can be met;
+ * -1, with a message naming both options and their values in err (errlen
+ * bytes), when --from is not before --to, or --min-size is above
+ * --max-size, or --min-lifetime above --max-lifetime (equal sizes and
+ * lifetimes are a window; equal times are not, --to being exclusive). */
+int mt_filter_check(const mt_filter *f, char *err, size_t errlen);
+
 /* Help text of the filter options (a section of every command's --help). */
 void mt_filter_help(FILE *out);
 

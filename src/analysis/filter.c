@@ -1,7 +1,8 @@
 /*
  * filter.c - mt_filter, the object filter shared by `memtrace top`, `live`
- * and `diff`: parsing of its command-line options, their help text, and
- * the per-object predicate.
+ * and `diff`: parsing of its command-line options, the check of their
+ * final values (mt_filter_check), their help text, and the per-object
+ * predicate.
  */
 #include <errno.h>
 #include <math.h>
@@ -10,6 +11,7 @@
 #include <string.h>
 
 #include "analysis/analysis.h"
+#include "util/json.h"
 #include "util/numtext.h"
 
 void mt_filter_init(mt_filter *f)
@@ -47,8 +49,10 @@ void mt_filter_help(FILE *out)
             "                        collected (leak candidates)\n"
             "  --min-size B, --max-size B\n"
             "                        only objects of at least / at most B bytes\n"
-            "                        (length in words * word size; suffixes k or K,\n"
-            "                        M, G multiply by 1024, 1024^2, 1024^3)\n"
+            "                        (length in words * word size); suffixes: b or B\n"
+            "                        for bytes; k, m, g, t in either case, alone or\n"
+            "                        followed by iB or B, for 1024, 1024^2, 1024^3,\n"
+            "                        1024^4 bytes (1k = 1K = 1KiB = 1kB = 1024)\n"
             "  --min-lifetime S, --max-lifetime S\n"
             "                        only objects that lived at least / at most S\n"
             "                        seconds (collection - allocation; an object never\n"
@@ -98,17 +102,10 @@ static int parse_size(const char *s, double *bytes)
         return -1;
     if (end == s || errno || !isfinite(v) || v < 0)
         return -1;
-    if (*end == 'k' || *end == 'K')
-        v *= 1024., end++;
-    else if (*end == 'M')
-        v *= 1024. * 1024., end++;
-    else if (*end == 'G')
-        v *= 1024. * 1024. * 1024., end++;
-    if (*end == 'B' || *end == 'b')
-        end++;
-    if (*end)
+    double unit = mt_size_unit(end);
+    if (unit == 0)
         return -1;
-    *bytes = v;
+    *bytes = v * unit;
     return 0;
 }
 
@@ -215,15 +212,42 @@ int mt_filter_parse_arg(mt_filter *f, int argc, char **argv, int *i,
         }
         break;
     }
-    /* bounds that no object can meet: a mistake, not an empty report */
-    if (f->has_from && f->has_to && f->from >= f->to)
-        return set_err(err, errlen, opt, val, "--from must be before --to");
-    if (f->has_min_size && f->has_max_size && f->min_size > f->max_size)
-        return set_err(err, errlen, opt, val, "--min-size is above --max-size");
-    if (f->has_min_life && f->has_max_life && f->min_life > f->max_life)
-        return set_err(err, errlen, opt, val, "--min-lifetime is above --max-lifetime");
     *i += used;
     return 1;
+}
+
+/* us as seconds, the shortest decimal that says it exactly ("0.5", "2"). */
+static void fmt_secs(char *buf, size_t n, int64_t us)
+{
+    int k = snprintf(buf, n, "%lld.%06lld", (long long)(us / 1000000),
+                     (long long)(us % 1000000));
+    while (k > 0 && (size_t)k < n && buf[k - 1] == '0')
+        buf[--k] = 0;
+    if (k > 0 && (size_t)k < n && buf[k - 1] == '.')
+        buf[--k] = 0;
+}
+
+int mt_filter_check(const mt_filter *f, char *err, size_t errlen)
+{
+    char a[32], b[32];
+    if (f->has_from && f->has_to && f->from >= f->to) {
+        fmt_secs(a, sizeof a, f->from);
+        fmt_secs(b, sizeof b, f->to);
+        snprintf(err, errlen, "--from %s must be before --to %s", a, b);
+        return -1;
+    }
+    if (f->has_min_size && f->has_max_size && f->min_size > f->max_size) {
+        snprintf(err, errlen, "--min-size %s is above --max-size %s",
+                 json_num(f->min_size).s, json_num(f->max_size).s);
+        return -1;
+    }
+    if (f->has_min_life && f->has_max_life && f->min_life > f->max_life) {
+        fmt_secs(a, sizeof a, f->min_life);
+        fmt_secs(b, sizeof b, f->max_life);
+        snprintf(err, errlen, "--min-lifetime %s is above --max-lifetime %s", a, b);
+        return -1;
+    }
+    return 0;
 }
 
 int mt_filter_active(const mt_filter *f)

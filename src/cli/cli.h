@@ -108,9 +108,9 @@ int cli_threads(void);
 /* The command line of the commands that read one TRACE with the shared
  * filters and write a file named by -o (pprof, speedscope, report): sets
  * *path and *outpath (left NULL when not given); filter options go to f
- * and, when filters is non-NULL, their text to it (space separated).
- * Returns -1 to go on, else the exit status: EXIT_OK after --help,
- * EXIT_USAGE after printing a usage error. */
+ * and, when filters is non-NULL, their text to it (space separated);
+ * cli_filter_bounds is done. Returns -1 to go on, else the exit status:
+ * EXIT_OK after --help, EXIT_USAGE after printing a usage error. */
 int cli_parse_trace_out(const char *cmd, void (*show_usage)(FILE *), int argc,
                         char **argv, struct mt_filter *f, const char **path,
                         const char **outpath, char *filters, size_t filters_len);
@@ -126,8 +126,15 @@ int cli_same_file(const char *in, const char *out);
  * second open waits for a writer that never comes). */
 int cli_read_twice(const char *cmd, const char *what, const char *path);
 
-/* --live-at peak reads TRACE twice: cli_read_twice when f asks for it. */
-int cli_peak_file(const char *cmd, const struct mt_filter *f, const char *path);
+/* Once the whole command line is read (not at each option: a repeated
+ * option's last value is the one that counts): 0, or EXIT_USAGE after a
+ * usage error when f's bounds cannot be met (mt_filter_check). */
+int cli_filter_bounds(const char *cmd, const struct mt_filter *f);
+
+/* What a command with the shared filters checks once its command line is
+ * read: cli_filter_bounds, then --live-at peak, which reads TRACE twice
+ * (cli_read_twice when f asks for it). 0 or EXIT_USAGE. */
+int cli_check_filters(const char *cmd, const struct mt_filter *f, const char *path);
 
 /* What the help of each command with an output file says about it. */
 #define CLI_HELP_OUT_FILE                                                   \

@@ -158,6 +158,8 @@ int cmd_diff(int argc, char **argv)
         rc = cli_usage_error("diff", "expected two traces, BASE and NEW");
         goto out;
     }
+    if ((rc = cli_filter_bounds("diff", &f)) != 0)
+        goto out;
     for (int k = 0; k < 2; k++)
         if ((rc = cli_read_twice("diff", k ? "NEW is read twice" : "BASE is read twice",
                                  paths[k])) != 0)
@@ -223,21 +225,23 @@ int cmd_diff(int argc, char **argv)
     double te0 = est(&r[0], r[0].sites.total.end), te1 = est(&r[1], r[1].sites.total.end);
     if (json) {
         char *q0 = json_quote(paths[0]), *q1 = json_quote(paths[1]);
-        out_printf(&o, "{\n  \"base\": %s,\n  \"new\": %s,\n  \"total\": {\"base_allocated_bytes\": %.17g, "
-                 "\"new_allocated_bytes\": %.17g, \"delta_allocated_bytes\": %.17g, "
-                 "\"base_end_bytes\": %.17g, \"new_end_bytes\": %.17g, \"delta_end_bytes\": %.17g},\n"
+        out_printf(&o, "{\n  \"base\": %s,\n  \"new\": %s,\n  \"total\": {\"base_allocated_bytes\": %s, "
+                 "\"new_allocated_bytes\": %s, \"delta_allocated_bytes\": %s, "
+                 "\"base_end_bytes\": %s, \"new_end_bytes\": %s, \"delta_end_bytes\": %s},\n"
                  "  \"sites\": [",
-             q0 ? q0 : "null", q1 ? q1 : "null", ta0, ta1, ta1 - ta0, te0, te1, te1 - te0);
+             q0 ? q0 : "null", q1 ? q1 : "null", json_num(ta0).s, json_num(ta1).s,
+             json_num(ta1 - ta0).s, json_num(te0).s, json_num(te1).s, json_num(te1 - te0).s);
         free(q0);
         free(q1);
         for (size_t i = 0; i < shown; i++) {
             const row *w = &rows[i];
             char *n = json_quote(w->name);
-            out_printf(&o, "%s\n    {\"site\": %s, \"base_allocated_bytes\": %.17g, "
-                     "\"new_allocated_bytes\": %.17g, \"delta_allocated_bytes\": %.17g, "
-                     "\"base_end_bytes\": %.17g, \"new_end_bytes\": %.17g, \"delta_end_bytes\": %.17g}",
-                 i ? "," : "", n ? n : "null", w->a0, w->a1, w->a1 - w->a0, w->e0, w->e1,
-                 w->e1 - w->e0);
+            out_printf(&o, "%s\n    {\"site\": %s, \"base_allocated_bytes\": %s, "
+                     "\"new_allocated_bytes\": %s, \"delta_allocated_bytes\": %s, "
+                     "\"base_end_bytes\": %s, \"new_end_bytes\": %s, \"delta_end_bytes\": %s}",
+                 i ? "," : "", n ? n : "null", json_num(w->a0).s, json_num(w->a1).s,
+                 json_num(w->a1 - w->a0).s, json_num(w->e0).s, json_num(w->e1).s,
+                 json_num(w->e1 - w->e0).s);
             free(n);
             out_maybe_flush(&o);
         }

@@ -929,7 +929,7 @@ int cmd_flamegraph(int argc, char **argv)
         mt_filter_free(&f);
         return cli_usage_error("flamegraph", "missing TRACE argument");
     }
-    if (cli_peak_file("flamegraph", &f, path)) {
+    if (cli_check_filters("flamegraph", &f, path)) {
         mt_filter_free(&f);
         return EXIT_USAGE;
     }

@@ -659,9 +659,9 @@ static int report(hs *h, mt_out *o, const mt_trace_info *info, int json)
     if (json) {
         out_str(o, "{\"executable\": ");
         out_json(o, info->executable_name);
-        out_printf(o, ", \"pid\": %lld, \"samples\": %lld, \"bytes\": %.17g, \"hot\": [",
+        out_printf(o, ", \"pid\": %lld, \"samples\": %lld, \"bytes\": %s, \"hot\": [",
                    (long long)info->pid, (long long)h->total,
-                   total / info->sample_rate * wordsize);
+                   json_num(total / info->sample_rate * wordsize).s);
     } else {
         out_printf(o, "Trace for %s [%lld]:\n   %lld samples of ", info->executable_name,
              (long long)info->pid, (long long)h->total);
@@ -732,8 +732,9 @@ static int report(hs *h, mt_out *o, const mt_trace_info *info, int json)
             out_json(o, al->name);
             out_str(o, ", \"file\": ");
             out_json(o, al->filename);
-            out_printf(o, ", \"bytes\": %.17g, \"percent\": %.17g, \"sites\": [",
-                       d / info->sample_rate * wordsize, 100. * (d / total));
+            out_printf(o, ", \"bytes\": %s, \"percent\": %s, \"sites\": [",
+                       json_num(d / info->sample_rate * wordsize).s,
+                       json_num(100. * (d / total)).s);
         } else {
             print_bytes(o, d / info->sample_rate * wordsize);
             out_printf(o, " (%4.1f%%) at %s (%s:", 100. * (d / total), al->name, al->filename);
@@ -785,9 +786,9 @@ static int report(hs *h, mt_out *o, const mt_trace_info *info, int json)
             if (json) {
                 out_str(o, first ? "{\"function\": " : ", {\"function\": ");
                 out_json(o, h->funcs[c->a].name);
-                out_printf(o, ", \"bytes\": %.17g, \"percent_of_caller\": %.17g}",
-                           (double)c->b / info->sample_rate * wordsize,
-                           100. * ((double)c->b / fa));
+                out_printf(o, ", \"bytes\": %s, \"percent_of_caller\": %s}",
+                           json_num((double)c->b / info->sample_rate * wordsize).s,
+                           json_num(100. * ((double)c->b / fa)).s);
                 first = 0;
                 continue;
             }
@@ -948,7 +949,7 @@ int cmd_hotspots(int argc, char **argv)
         mt_filter_free(&f);
         return cli_usage_error("hotspots", "missing TRACE argument");
     }
-    if (cli_peak_file("hotspots", &f, path)) {
+    if (cli_check_filters("hotspots", &f, path)) {
         mt_filter_free(&f);
         return EXIT_USAGE;
     }

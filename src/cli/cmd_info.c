@@ -24,7 +24,6 @@
  * adds nothing to the promoted total and creates no major entry), and the
  * report is printed normally.
  */
-#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -279,12 +278,9 @@ static void print_stats(FILE *out, const report *r)
 
 /* ---- JSON ------------------------------------------------------------- */
 
-static void json_num(FILE *out, double v)
+static void put_num(FILE *out, double v)
 {
-    if (isfinite(v))
-        fprintf(out, "%.17g", v);
-    else
-        fputs("null", out);
+    fputs(json_num(v).s, out);
 }
 
 static void print_json(FILE *out, const char *path, uint64_t size,
@@ -303,7 +299,7 @@ static void print_json(FILE *out, const char *path, uint64_t size,
     fprintf(out, ",\n  \"word_size\": %d", info->word_size);
     fprintf(out, ",\n  \"pid\": %lld", (long long)info->pid);
     fputs(",\n  \"sample_rate\": ", out);
-    json_num(out, info->sample_rate);
+    put_num(out, info->sample_rate);
     fprintf(out, ",\n  \"start_time_us\": %lld", (long long)info->start_time);
     if (start_tm(info, &tm))
         fprintf(out, ",\n  \"start_time\": \"%04d-%02d-%02dT%02d:%02d:%02dZ\"",
@@ -336,7 +332,7 @@ static void print_json(FILE *out, const char *path, uint64_t size,
     fputs(",\n    \"bytes\": {", out);
     for (size_t i = 0; i < sizeof bvals / sizeof bvals[0]; i++) {
         fprintf(out, "%s\"%s\": ", i ? ", " : "", bnames[i]);
-        json_num(out, bvals[i]);
+        put_num(out, bvals[i]);
     }
     fputs("}", out);
     static const char *const names[] = {
@@ -349,7 +345,7 @@ static void print_json(FILE *out, const char *path, uint64_t size,
                            r->pct256};
     for (size_t i = 0; i < sizeof vals / sizeof vals[0]; i++) {
         fprintf(out, ",\n    \"%s\": ", names[i]);
-        json_num(out, vals[i]);
+        put_num(out, vals[i]);
     }
     fprintf(out, ",\n    \"max_length_words\": %lld", (long long)s->szmax);
     fprintf(out, ",\n    \"max_bytes\": %lld", (long long)r->max_bytes_int);

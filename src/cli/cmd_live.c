@@ -149,7 +149,7 @@ int cmd_live(int argc, char **argv)
         rc = cli_usage_error("live", "missing TRACE argument");
         goto out;
     }
-    if ((rc = cli_peak_file("live", &f, path)) != 0)
+    if ((rc = cli_check_filters("live", &f, path)) != 0)
         goto out;
 
     mt_timeline tl;
@@ -214,21 +214,22 @@ int cmd_live(int argc, char **argv)
     if (json) {
         char *q = json_quote(path), *e = json_quote(exe);
         out_printf(&o, "{\n  \"trace\": %s,\n  \"executable\": %s,\n  \"pid\": %lld,\n"
-                 "  \"sample_rate\": %.17g,\n  \"word_size\": %d,\n"
+                 "  \"sample_rate\": %s,\n  \"word_size\": %d,\n"
                  "  \"duration_s\": %.6f,\n  \"resolution_s\": %.6f,\n"
-                 "  \"peak_time_s\": %.6f,\n  \"peak_bytes\": %.17g,\n"
+                 "  \"peak_time_s\": %.6f,\n  \"peak_bytes\": %s,\n"
                  "  \"peak_samples\": %lld,\n  \"points\": [",
-             q ? q : "null", e ? e : "null", (long long)info.pid, info.sample_rate,
+             q ? q : "null", e ? e : "null", (long long)info.pid, json_num(info.sample_rate).s,
              info.word_size, (double)end / 1e6, (double)tl.width / 1e6,
-             (double)peak_t / 1e6, mt_est_bytes(peak, &info), (long long)peak);
+             (double)peak_t / 1e6, json_num(mt_est_bytes(peak, &info)).s, (long long)peak);
         free(q);
         free(e);
         for (long k = 0; k < points; k++) {
-            out_printf(&o, "%s\n    {\"time_s\": %.6f, \"allocated_bytes\": %.17g, "
-                     "\"collected_bytes\": %.17g, \"live_bytes\": %.17g}",
+            out_printf(&o, "%s\n    {\"time_s\": %.6f, \"allocated_bytes\": %s, "
+                     "\"collected_bytes\": %s, \"live_bytes\": %s}",
                  k ? "," : "", (double)ta[3 * k] / 1e6,
-                 mt_est_bytes(ta[3 * k + 1], &info), mt_est_bytes(ta[3 * k + 2], &info),
-                 mt_est_bytes(ta[3 * k + 1] - ta[3 * k + 2], &info));
+                 json_num(mt_est_bytes(ta[3 * k + 1], &info)).s,
+                 json_num(mt_est_bytes(ta[3 * k + 2], &info)).s,
+                 json_num(mt_est_bytes(ta[3 * k + 1] - ta[3 * k + 2], &info)).s);
             out_maybe_flush(&o);
         }
         out_str(&o, "\n  ]\n}\n");

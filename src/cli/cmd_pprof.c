@@ -91,7 +91,7 @@ int cmd_pprof(int argc, char **argv)
         rc = cli_usage_error("pprof", outpath ? "empty output file name" : "missing -o OUT.pb.gz");
         goto out;
     }
-    if ((rc = cli_peak_file("pprof", &f, path)) != 0)
+    if ((rc = cli_check_filters("pprof", &f, path)) != 0)
         goto out;
     if (strcmp(outpath, "-") == 0 && isatty(STDOUT_FILENO)) {   /* (gzip) */
         rc = cli_usage_error("pprof", "OUT is - and standard output is a terminal: "

@@ -59,7 +59,9 @@ void usage_run(FILE *out)
             "  --rate R              sampling rate per 8-byte word, 0 < R <= 1\n"
             "                        (default 1e-5: a sample per ~781 KiB)\n"
             "  --every BYTES         one sample per BYTES allocated on average\n"
-            "                        (rate 8/BYTES; suffixes k or K, M, G)\n"
+            "                        (rate 8/BYTES; suffixes as the filters':\n"
+            "                        b or B; k, m, g, t in either case, alone or\n"
+            "                        followed by iB or B, for powers of 1024)\n"
             "  --context TEXT        free text stored in the trace (memtrace info)\n"
             "  --follow-fork         forked children keep tracing, each into its\n"
             "                        own file FILE-without-.ctf.CHILDPID.ctf\n"
@@ -115,13 +117,9 @@ static int parse_bytes(const char *s, double *out)
         return -1;
     if (end == s || errno)
         return -1;
-    if (*end == 'k' || *end == 'K')
-        v *= 1024, end++;
-    else if (*end == 'M')
-        v *= 1024.0 * 1024, end++;
-    else if (*end == 'G')
-        v *= 1024.0 * 1024 * 1024, end++;
-    if (*end || !(v >= 8) || !isfinite(v))
+    double unit = mt_size_unit(end);    /* (the filters' units) */
+    v *= unit;
+    if (unit == 0 || !(v >= 8) || !isfinite(v))
         return -1;
     *out = v;
     return 0;

@@ -70,8 +70,8 @@ static int write_profile(mt_out *o, rp_profile *p, rp_frames *fr, const mt_filte
 {
     int64_t total = which == 0 ? p->total.alloc : which == 1 ? p->total.peak : p->total.end;
     out_printf(o, "{\"type\": \"sampled\", \"name\": \"%s\", \"unit\": \"bytes\", "
-                  "\"startValue\": 0, \"endValue\": %.17g, \"samples\": [",
-               name, rp_bytes(p, total));
+                  "\"startValue\": 0, \"endValue\": %s, \"samples\": [",
+               name, json_num(rp_bytes(p, total)).s);
     uint32_t *ids = NULL;
     size_t cap = 0, len, k = 0;
     for (size_t i = 0; i < p->n; i++) {
@@ -97,7 +97,7 @@ static int write_profile(mt_out *o, rp_profile *p, rp_frames *fr, const mt_filte
         int64_t v = which == 0 ? s->alloc : which == 1 ? s->peak : s->end;
         if (v <= 0)
             continue;
-        out_printf(o, k++ ? ",%.17g" : "%.17g", rp_bytes(p, v));
+        out_printf(o, k++ ? ",%s" : "%s", json_num(rp_bytes(p, v)).s);
         out_maybe_flush(o);
     }
     out_str(o, "]}");

@@ -99,13 +99,14 @@ static void json_site(mt_out *o, const mt_site_report *r, const mt_site *s,
                       double total)
 {
     double a = bytes(r, s->alloc);
-    out_printf(o, "\"allocated_bytes\": %.17g, \"allocated_rse\": %.6g, "
-            "\"percent\": %.6g, \"peak_bytes\": %.17g, \"peak_rse\": %.6g, "
-            "\"end_bytes\": %.17g, \"end_rse\": %.6g, \"samples\": %lld, "
+    out_printf(o, "\"allocated_bytes\": %s, \"allocated_rse\": %.6g, "
+            "\"percent\": %.6g, \"peak_bytes\": %s, \"peak_rse\": %.6g, "
+            "\"end_bytes\": %s, \"end_rse\": %.6g, \"samples\": %lld, "
             "\"allocs\": %lld",
-         a, mt_est_rse(s->alloc), total > 0 ? 100. * a / total : 0.,
-         bytes(r, s->peak), mt_est_rse(s->peak), bytes(r, s->end),
-         mt_est_rse(s->end), (long long)s->alloc, (long long)s->count);
+         json_num(a).s, mt_est_rse(s->alloc), total > 0 ? 100. * a / total : 0.,
+         json_num(bytes(r, s->peak)).s, mt_est_rse(s->peak),
+         json_num(bytes(r, s->end)).s, mt_est_rse(s->end), (long long)s->alloc,
+         (long long)s->count);
 }
 
 static void report(mt_out *o, const mt_site_report *r, const char *path,
@@ -118,10 +119,10 @@ static void report(mt_out *o, const mt_site_report *r, const char *path,
     if (json) {
         char *q = json_quote(path), *e = json_quote(r->executable);
         out_printf(o, "{\n  \"trace\": %s,\n  \"executable\": %s,\n  \"pid\": %lld,\n"
-                "  \"sample_rate\": %.17g,\n  \"word_size\": %d,\n"
+                "  \"sample_rate\": %s,\n  \"word_size\": %d,\n"
                 "  \"duration_s\": %.6f,\n  \"peak_time_s\": %.6f,\n"
                 "  \"by\": \"%s\",\n  \"sort\": \"%s\",\n  \"total\": {",
-             q ? q : "null", e ? e : "null", (long long)r->pid, r->sample_rate,
+             q ? q : "null", e ? e : "null", (long long)r->pid, json_num(r->sample_rate).s,
              r->word_size, (double)r->end / 1e6, (double)r->peak_time / 1e6,
              by == MT_BY_LINE ? "line" : "function", sorts[g_sort]);
         free(q);
@@ -266,6 +267,8 @@ int cmd_top(int argc, char **argv)
         rc = cli_usage_error("top", "missing TRACE argument");
         goto out;
     }
+    if ((rc = cli_filter_bounds("top", &f)) != 0)
+        goto out;
     if ((rc = cli_read_twice("top", "TRACE is read twice", path)) != 0)
         goto out;
 

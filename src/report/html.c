@@ -214,12 +214,13 @@ static int write_data(mt_out *o, rp_profile *p, const char *filters, const rp_tr
     out_str(o, ", \"filters\": ");
     quoted(o, filters, &oom);
     out_printf(o, ", \"pid\": %lld, \"start_time_us\": %lld, \"end_us\": %lld, "
-                  "\"sample_rate\": %.17g, \"bytes_per_sample\": %.17g, "
+                  "\"sample_rate\": %s, \"bytes_per_sample\": %s, "
                   "\"peak_time_us\": %lld, \"peak_samples\": %lld, \"bin_width_us\": %lld, "
                   "\"nbins\": %zu",
                (long long)info->pid, (long long)info->start_time, (long long)p->end,
-               info->sample_rate, rp_bytes(p, 1), (long long)p->peak_time,
-               (long long)p->peak_samples, (long long)p->bin_width, tr->nbins);
+               json_num(info->sample_rate).s, json_num(rp_bytes(p, 1)).s,
+               (long long)p->peak_time, (long long)p->peak_samples, (long long)p->bin_width,
+               tr->nbins);
     /* timeline */
     out_str(o, ",\n\"timeline\": [0,0,0");
     const mt_timeline *t = &p->timeline;

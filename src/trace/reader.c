@@ -876,7 +876,9 @@ int mt_reader_open_file(mt_reader *r, const char *path)
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         r->opened = 1;
-        snprintf(r->err, sizeof r->err, "cannot open %s: %s", path, strerror(errno));
+        /* no path: callers put the file's name before every message of
+         * the reader (an open_fd reader has no name to give) */
+        snprintf(r->err, sizeof r->err, "%s", strerror(errno));
         return r->status = MT_ERR_IO;
     }
     r->fd = fd;

@@ -1,8 +1,9 @@
 /*
- * json.c - JSON string literals; see json.h.
+ * json.c - JSON string literals and numbers; see json.h.
  */
 #include "util/json.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -80,4 +81,19 @@ void json_str(FILE *out, const char *s)
     char *q = json_quote(s);
     fputs(q ? q : "null", out);
     free(q);
+}
+
+json_num_text json_num(double v)
+{
+    json_num_text t;
+    if (!isfinite(v)) {
+        strcpy(t.s, "null");
+        return t;
+    }
+    for (int prec = 15; prec <= 17; prec++) {
+        snprintf(t.s, sizeof t.s, "%.*g", prec, v);
+        if (strtod(t.s, NULL) == v)
+            break;
+    }
+    return t;
 }

@@ -2,10 +2,14 @@
  * numtext.h - the one syntax of the numbers on the command line and in
  * the environment: strtod and strtol also take leading blanks, '+',
  * hexadecimal ("0x10") and "inf", which a user never means; each parser
- * checks the text with mt_plain_number before converting it.
+ * checks the text with mt_plain_number before converting it. And the units
+ * that may end a size (mt_size_unit).
  */
 #ifndef MT_NUMTEXT_H
 #define MT_NUMTEXT_H
+
+#include <ctype.h>
+#include <string.h>
 
 /* Does s start with a plain decimal number: an optional '-', digits with
  * at most one '.' (at least one digit), then an optional exponent (e or E,
@@ -47,6 +51,28 @@ static inline int mt_plain_integer(const char *s)
         if (*p < '0' || *p > '9')
             return 0;
     return 1;
+}
+
+/* Is s, the text after a size's number, "", "B" or "b": bytes? */
+static inline int mt_byte_unit(const char *s)
+{
+    return !*s || ((*s == 'B' || *s == 'b') && !s[1]);
+}
+
+/* The multiplier of the unit that ends a size (s: the text after its
+ * number): 1 for bytes (mt_byte_unit); 1024, 1024^2, 1024^3, 1024^4 for k,
+ * m, g, t in either case, alone or followed by "iB", "B" or "b" (1k = 1K =
+ * 1KiB = 1kB = 1kb = 1024: the tools print sizes in powers of 1024, as
+ * KiB or kB). 0 when s is no unit. */
+static inline double mt_size_unit(const char *s)
+{
+    double mult = 1;
+    for (const char *p = "kmgt"; *p; p++) {
+        mult *= 1024;
+        if (tolower((unsigned char)*s) == *p)
+            return strcmp(s + 1, "iB") == 0 || mt_byte_unit(s + 1) ? mult : 0;
+    }
+    return mt_byte_unit(s) ? 1 : 0;
 }
 
 #endif /* MT_NUMTEXT_H */

@@ -183,30 +183,73 @@ static void test_filters(void)
           "non-filter option");
     mt_filter_free(&f);
 
-    /* bounds no object can meet, in either order; equal sizes and
-     * lifetimes are a window, equal times are not */
-    char *empty[][4] = {{"--from", "2", "--to", "1"}, {"--to", "1", "--from", "1"},
-                        {"--min-size", "2k", "--max-size", "1k"},
-                        {"--max-lifetime", "1", "--min-lifetime", "1.5"}};
-    for (size_t k = 0; k < sizeof empty / sizeof empty[0]; k++) {
+    /* bounds no object can meet, in either order, are refused by
+     * mt_filter_check once all options are parsed (each option alone is
+     * accepted); equal sizes and lifetimes are a window, equal times are
+     * not. The message names both options and their values. */
+    struct {
+        char *argv[6];
+        int argc;
+        const char *msg;        /* NULL: accepted */
+    } pairs[] = {
+        {{"--from", "2", "--to", "1"}, 4, "--from 2 must be before --to 1"},
+        {{"--to", "1", "--from", "1"}, 4, "--from 1 must be before --to 1"},
+        {{"--min-size", "2k", "--max-size", "1k"}, 4, "--min-size 2048 is above --max-size 1024"},
+        {{"--max-lifetime", "1", "--min-lifetime", "1.5"}, 4,
+         "--min-lifetime 1.5 is above --max-lifetime 1"},
+        {{"--min-size", "1k", "--max-size", "1k"}, 4, NULL},
+        /* a repeated option: its last value counts, wherever it is */
+        {{"--to", "0.3", "--from", "0.5", "--from", "0.1"}, 6, NULL},
+        {{"--from", "0.1", "--to", "0.3", "--from", "0.5"}, 6, "--from 0.5 must be before --to 0.3"},
+        {{"--max-size", "100", "--min-size", "1k", "--min-size", "16"}, 6, NULL},
+        {{"--max-lifetime", "0.1", "--min-lifetime", "1", "--min-lifetime", "0"}, 6, NULL},
+        {{"--max-lifetime", "0.1", "--min-lifetime", "0", "--min-lifetime", "0.25"}, 6,
+         "--min-lifetime 0.25 is above --max-lifetime 0.1"},
+    };
+    for (size_t k = 0; k < sizeof pairs / sizeof pairs[0]; k++) {
         mt_filter_init(&f);
-        i = 0;
-        CHECK(mt_filter_parse_arg(&f, 4, empty[k], &i, err, sizeof err) == 1 && i == 2,
-              "%s %s", empty[k][0], empty[k][1]);
-        CHECK(mt_filter_parse_arg(&f, 4, empty[k], &i, err, sizeof err) == -1 &&
-              strstr(err, empty[k][0][2] == 'f' || empty[k][0][2] == 't' ? "--from must be before"
-                                                                        : "is above"),
-              "%s %s %s %s accepted (%s)", empty[k][0], empty[k][1], empty[k][2],
-              empty[k][3], err);
+        int ok = 1;
+        for (i = 0; ok && i < pairs[k].argc;)
+            ok = mt_filter_parse_arg(&f, pairs[k].argc, pairs[k].argv, &i, err, sizeof err) == 1;
+        CHECK(ok, "pair %zu: an option refused: %s", k, err);
+        err[0] = 0;
+        int st = mt_filter_check(&f, err, sizeof err);
+        if (pairs[k].msg)
+            CHECK(st == -1 && strcmp(err, pairs[k].msg) == 0,
+                  "pair %zu (%s %s ...): got %d '%s', want '%s'", k, pairs[k].argv[0],
+                  pairs[k].argv[1], st, err, pairs[k].msg);
+        else
+            CHECK(st == 0, "pair %zu (%s %s ...): refused: %s", k, pairs[k].argv[0],
+                  pairs[k].argv[1], err);
         mt_filter_free(&f);
     }
-    char *window[] = {"--min-size", "1k", "--max-size", "1k"};
-    mt_filter_init(&f);
-    i = 0;
-    CHECK(mt_filter_parse_arg(&f, 4, window, &i, err, sizeof err) == 1 &&
-          mt_filter_parse_arg(&f, 4, window, &i, err, sizeof err) == 1 && i == 4,
-          "--min-size 1k --max-size 1k refused: %s", err);
-    mt_filter_free(&f);
+
+    /* sizes: k, m, g, t in either case, alone or followed by iB, B or b, are
+     * powers of 1024; b or B alone, or nothing, bytes */
+    struct {
+        const char *text;
+        double bytes;           /* -1: refused */
+    } sizes[] = {
+        {"16", 16}, {"16b", 16}, {"16B", 16}, {"0.5k", 512}, {"1k", 1024}, {"1K", 1024},
+        {"1KiB", 1024}, {"1kiB", 1024}, {"1kB", 1024}, {"1kb", 1024}, {"1KB", 1024},
+        {"2m", 2097152}, {"2M", 2097152}, {"2MiB", 2097152}, {"2MB", 2097152},
+        {"1g", 1073741824}, {"1G", 1073741824}, {"1GiB", 1073741824}, {"1gb", 1073741824},
+        {"1t", 1099511627776.}, {"1TiB", 1099511627776.}, {"1e3B", 1000},
+        {"1KIB", -1}, {"1Kib", -1}, {"1iB", -1}, {"1KiBB", -1}, {"1kBB", -1}, {"1bb", -1},
+        {"1x", -1}, {"1p", -1}, {"1 k", -1}, {"k", -1}, {"1k ", -1},
+    };
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        char *argv[] = {"--min-size", (char *)sizes[k].text};
+        mt_filter_init(&f);
+        i = 0;
+        int st = mt_filter_parse_arg(&f, 2, argv, &i, err, sizeof err);
+        if (sizes[k].bytes < 0)
+            CHECK(st == -1, "--min-size '%s' accepted (%g bytes)", sizes[k].text, f.min_size);
+        else
+            CHECK(st == 1 && f.min_size == sizes[k].bytes, "--min-size '%s': %d, %g bytes, want %g",
+                  sizes[k].text, st, f.min_size, sizes[k].bytes);
+        mt_filter_free(&f);
+    }
 }
 
 static void test_timeline(void)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # CLI contract tests for `memtrace`: help, usage errors (exit 2), I/O errors
-# (exit 1). Arguments:
+# (exit 1), the syntax of options and numbers, JSON numbers. Arguments:
 #   --cli PATH              the memtrace binary
 #   --default-corpus DIR    corpus used when MEMTRACE_CORPUS is unset (a valid
 #                           input trace, traces/synth-basic.ctf, is taken from it)
@@ -87,12 +87,137 @@ run top --from 1e-3 --min-size 1K --limit 3 "$INPUT"
 if [ "$RC" -eq 0 ]; then pass "top --from 1e-3 --min-size 1K --limit 3: accepted"
 else fail_run "top --from 1e-3 --min-size 1K --limit 3: expected exit 0"; fi
 
+# Paired filters (--from/--to, --min-size/--max-size, --min-lifetime/
+# --max-lifetime) are checked once the command line is read, on their final
+# values: a repeated option counts by its last value, wherever the other
+# one of its pair is (before, `--to 0.3 --from 0.5 --from 0.1` was refused
+# at the first --from, the same options in another order accepted).
+for args in "--to 0.3 --from 0.5 --from 0.1" "--from 0.5 --from 0.1 --to 0.3" \
+            "--max-size 100 --min-size 1k --min-size 16" \
+            "--min-size 1k --min-size 16 --max-size 100" \
+            "--max-lifetime 0.1 --min-lifetime 1 --min-lifetime 0" \
+            "--min-lifetime 1 --min-lifetime 0 --max-lifetime 0.1"; do
+  # shellcheck disable=SC2086
+  run top $args "$INPUT"
+  if [ "$RC" -eq 0 ] && [ ! -s "$T/err" ]; then pass "top $args: accepted (the last values hold)"
+  else fail_run "top $args: expected exit 0"; fi
+done
+# bounds that cannot be met, whatever the order: a usage error naming both
+# options and their (final) values, in every command with the filters
+pair_refused() {  # pair_refused "ARGS" "MESSAGE"
+  local c args=$1 msg=$2
+  for c in top live flamegraph hotspots diff pprof speedscope report; do
+    local more=() trace=("$INPUT")
+    case $c in
+      diff) trace=("$INPUT" "$INPUT") ;;
+      pprof|speedscope|report) more=(-o "$T/pair.$c") ;;
+    esac
+    # shellcheck disable=SC2086
+    run "$c" $args "${trace[@]}" "${more[@]}"
+    if [ "$RC" -eq 2 ] && grep -qxF "memtrace $c: $msg" "$T/err" && [ ! -e "$T/pair.$c" ]; then
+      pass "$c $args: refused: $msg"
+    else fail_run "$c $args: expected exit 2 and '$msg'"; fi
+  done
+}
+pair_refused "--from 0.1 --to 0.3 --from 0.5" "--from 0.5 must be before --to 0.3"
+pair_refused "--to 0.5 --from 0.5"            "--from 0.5 must be before --to 0.5"
+pair_refused "--max-size 100 --min-size 16 --min-size 1k" "--min-size 1024 is above --max-size 100"
+pair_refused "--min-lifetime 1 --max-lifetime 0.1" "--min-lifetime 1 is above --max-lifetime 0.1"
+run top --min-size 1k --max-size 1KiB "$INPUT"
+if [ "$RC" -eq 0 ]; then pass "top --min-size 1k --max-size 1KiB: equal sizes are a window"
+else fail_run "top --min-size 1k --max-size 1KiB: expected exit 0"; fi
+
+# Sizes: k, m, g, t in either case, alone or followed by iB, B or b, are
+# powers of 1024 (1KiB is what the tools print); b or B alone, bytes. Each
+# spelling filters as the number of bytes it stands for.
+size_same() {  # size_same TEXT BYTES
+  "$CLI" top --min-size "$2" "$INPUT" > "$T/size.ref" 2>&1
+  run top --min-size "$1" "$INPUT"
+  if [ "$RC" -eq 0 ] && cmp -s "$T/size.ref" "$T/out"; then pass "top --min-size $1 = --min-size $2"
+  else fail_run "top --min-size $1: expected exit 0 and the output of --min-size $2"; fi
+}
+size_same 16b 16
+size_same 16B 16
+for u in k K KiB kiB kB kb KB; do size_same "1$u" 1024; done
+for u in m M MiB MB mb; do size_same "1$u" 1048576; done
+for u in g G GiB GB; do size_same "0.5$u" 536870912; done
+for u in t T TiB TB; do size_same "1$u" 1099511627776; done
+for v in 1KIB 1Kib 1iB 1KiBB 1bb 1x 1p 1k/; do
+  expect_status "top --min-size $v"            2 top --min-size "$v" "$INPUT"
+done
+# ... and the help says so
+run top --help
+if grep -q "followed by iB or B" "$T/out" && grep -q "k, m, g, t in either case" "$T/out"; then
+  pass "top --help: the size suffixes documented"
+else fail_run "top --help: expected the size suffixes (k, m, g, t; iB, B) described"; fi
+
+# --- JSON numbers: the shortest that reads back ------------------------------
+# Doubles are printed with the fewest of 15, 16, 17 significant digits that
+# read back as the same double ("sample_rate": 1e-05, not %.17g's
+# 1.0000000000000001e-05). A number printed with more digits than that is
+# noise. (Integers and the %.6g figures have fewer.)
+NOISE_PY='
+import re, sys
+bad = []
+for path in sys.argv[1:]:
+    text = open(path, encoding="utf-8").read()
+    for t in re.findall(r"(?<![\w.\x22])-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?(?![\w.\x22])", text):
+        if "." not in t and "e" not in t.lower():
+            continue                    # an integer: not a double printed
+        v = float(t)
+        for p in (15, 16, 17):
+            short = "%.*g" % (p, v)
+            if float(short) == v:
+                break
+        digits = lambda s: len(re.sub(r"[-.]", "", s.lower().split("e")[0]).strip("0"))
+        if digits(t) > digits(short):
+            bad.append("%s: %s (%s reads back the same)" % (path, t, short))
+print("\n".join(bad[:5]))
+sys.exit(1 if bad else 0)
+'
+TRS=$CORPUS/traces
+for tr in real-ocamlopt-1e-5 ref-test-ocamlopt synth-info-long real-deep synth-time; do
+  [ -f "$TRS/$tr.ctf" ] || { fail "corpus trace missing: $TRS/$tr.ctf"; continue; }
+  "$CLI" top --json "$TRS/$tr.ctf" > "$T/n.top.json" 2> /dev/null
+  "$CLI" live --json "$TRS/$tr.ctf" > "$T/n.live.json" 2> /dev/null
+  "$CLI" hotspots --json "$TRS/$tr.ctf" > "$T/n.hotspots.json" 2> /dev/null
+  "$CLI" info --json "$TRS/$tr.ctf" > "$T/n.info.json" 2> /dev/null
+  "$CLI" diff --json "$INPUT" "$TRS/$tr.ctf" > "$T/n.diff.json" 2> /dev/null
+  "$CLI" speedscope "$TRS/$tr.ctf" -o "$T/n.speedscope.json" 2> /dev/null
+  if python3 -c "$NOISE_PY" "$T"/n.*.json > "$T/noise"; then
+    pass "$tr: top, live, hotspots, info, diff --json, speedscope: no float noise"
+  else fail "$tr: JSON numbers longer than needed:"; cat "$T/noise"; fi
+done
+run top --json "$TRS/real-ocamlopt-1e-5.ctf"
+if grep -qx '  "sample_rate": 1e-05,' "$T/out"; then pass "top --json: \"sample_rate\": 1e-05"
+else fail_run "top --json of real-ocamlopt-1e-5: expected \"sample_rate\": 1e-05"; fi
+
 # --- runtime errors: exit 1 -------------------------------------------------
 missing=$T/no-such-trace.ctf
 if expect_status "dump of a missing file" 1 dump "$missing"; then
   if grep -qF -- "$missing" "$T/err"; then pass "dump of a missing file: stderr names the file"
   else fail_run "dump of a missing file: stderr does not name $missing"; fi
 fi
+# ... once ("PATH: why", as for an output file), in every command that reads
+# a trace (before, the reader's message named it again: "PATH: cannot open
+# PATH: ...")
+missing_named_once() {  # missing_named_once CMD ARGS... (ARGS name $missing)
+  local c=$1
+  run "$@"
+  if [ "$RC" -eq 1 ] && grep -qxF "memtrace $c: $missing: No such file or directory" "$T/err" &&
+     [ "$(grep -oF -- "$missing" "$T/err" | wc -l)" -eq 1 ]; then
+    pass "$c of a missing file: 'PATH: No such file or directory', the file named once"
+  else fail_run "$*: expected exit 1 and 'memtrace $c: PATH: No such file or directory'"; fi
+}
+for c in dump info check top live flamegraph hotspots; do missing_named_once $c "$missing"; done
+missing_named_once copy "$missing" "$T/m.ctf"
+missing_named_once strip-names "$missing" "$T/m.ctf"
+missing_named_once subsample "$missing" "$T/m.ctf" 2
+missing_named_once pprof "$missing" -o "$T/m.pb.gz"
+missing_named_once speedscope "$missing" -o "$T/m.json"
+missing_named_once report "$missing" -o "$T/m.html"
+missing_named_once diff "$INPUT" "$missing"
+missing_named_once diff "$missing" "$INPUT"
 expect_status "copy from a missing file"       1 copy "$missing" "$T/a.ctf"
 
 # The input is valid: copying it to a writable place works ...
