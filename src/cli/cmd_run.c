@@ -359,10 +359,13 @@ static int end_by_signal(int sig)
 }
 
 /* The signals passed on to the program. One that the kernel sent (the
- * terminal's ^C, ^\\, hangup or resize: si_code SI_KERNEL) went to the
- * program too, as it is in the terminal's foreground process group: that
- * one is not passed on, or the program would get it twice. One sent to
- * memtrace run by a process (kill, timeout, a supervisor) is. */
+ * terminal's ^C, ^\ (quit), hangup or resize: si_code SI_KERNEL) went to
+ * the program too, as it is in the terminal's foreground process group:
+ * that one is not passed on, or the program would get it twice. One sent
+ * to memtrace run by a process (kill, timeout, a supervisor) is. (One that
+ * a process sends to the whole group, `kill -INT -PGID` or timeout without
+ * --foreground, reaches the program twice: siginfo does not tell a
+ * group's signal from a process's.) */
 static const int forwarded[] = {SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2,
                                 SIGALRM, SIGWINCH};
 #define NFORWARDED (sizeof forwarded / sizeof forwarded[0])

@@ -1055,20 +1055,23 @@ EXPORT void pthread_exit(void *ret)
 /* The program's _exit and _Exit. They end every thread at once, and one
  * that was writing a packet to the trace left it cut short (the kernel
  * stops a write between pages when the process dies): readers then skip
- * that packet, with a warning, in ~1 of 30 runs of three threads that
- * allocate while main calls _exit. So the write in progress ends first:
- * _exit takes the session lock (the drains write under it) and ends the
- * process holding it, so that no other write starts. At most ~100 ms of
- * tries (a drain stalled on a full disk or a FIFO does not hold the exit);
- * none when this thread is inside the profiler (a signal handler that
- * interrupted it: the lock may be its own). The events buffered since the
- * last flush are still lost, as documented: a vfork child calls _exit
- * too, and must not write its parent's trace. exit() reaches glibc's own
+ * that packet, with a warning, in ~1 of 8 runs of three threads that
+ * allocate as fast as they can while main calls _exit (profiler.threads).
+ * So the write in progress ends first: _exit takes the session lock (the
+ * drains write under it) and ends the process holding it, so that no
+ * other write starts. At most ~100 ms of tries (a drain stalled on a full
+ * disk or a FIFO does not hold the exit). Not when this thread is inside
+ * the profiler (a signal handler that interrupted it: the lock may be its
+ * own), nor in a process that is not the session's: a vfork child shares
+ * its parent's memory, and a lock it took would stay taken in the parent,
+ * which would then wait for it for ever. The events buffered since the
+ * last flush are still lost, as documented. exit() reaches glibc's own
  * _exit, not this one (after the destructor's flush). */
 static __attribute__((noreturn)) void exit_after_write(int status)
 {
     mt_thread *t = &mt_self;
-    if (__atomic_load_n(&ds.writer, __ATOMIC_ACQUIRE) && t->busy == 0) {
+    if (t->busy == 0 && __atomic_load_n(&mt_active, __ATOMIC_ACQUIRE) &&
+        getpid() == session_pid) {
         struct timespec pause = {0, 100000};
         for (int i = 0; i < 1000 && pthread_mutex_trylock(&ds.lock) != 0; i++)
             nanosleep(&pause, NULL);

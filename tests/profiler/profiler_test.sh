@@ -530,6 +530,14 @@ threads)
   done
   [ $cut = 0 ] && ok "_exit while threads allocate: 40 traces whole" ||
     { fail "_exit while threads allocate: $cut of 40 traces with a packet cut or invalid"; cat ux.check; }
+  # vfork children that call _exit: the child shares its parent's memory,
+  # and the profiler's _exit must not take the session's lock there (a
+  # version that did left it taken in the parent, which then hung).
+  timeout 60 "$CLI" run --every 512 -o vf.ctf -- "$BIN/profiler_rawexit" 1 0 vfork > vf.out 2> vf.err; rc=$?
+  [ $rc = 0 ] && grep -qx "vfork ok" vf.out && "$CLI" check vf.ctf | grep -q "allocs: *[1-9]" &&
+    ok "vfork children calling _exit: the parent runs on, traced" ||
+    { fail "vfork children calling _exit: rc $rc"; cat vf.err; }
+  valid "vfork and _exit" vf.ctf
   RUNOPTS=(--rate 1e-3)
   same_run stress "$BIN/profiler_stress"
   # Every block is freed but stdio's buffer and glibc's own few: a collect

@@ -4,7 +4,11 @@
  * ends with the exit_group system call, as Go's runtime ends a program: no
  * destructor runs, so the trace holds only what the profiler had flushed.
  * Prints the bytes allocated. With HOW "_exit", it ends by calling _exit
- * (the profiler's: which lets a packet being written be finished).
+ * (the profiler's: which lets a packet being written be finished). With
+ * HOW "vfork", the main thread allocates and, 200 times, vforks a child
+ * that calls _exit at once (the profiler's _exit must leave the parent's
+ * memory, which the child shares, as it was), then prints "vfork ok" and
+ * ends with exit().
  *   rawexit THREADS MS [HOW]
  */
 #include <pthread.h>
@@ -12,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -61,6 +66,24 @@ int main(int argc, char **argv)
     int threads = argc > 1 ? atoi(argv[1]) : 1;
     ms = argc > 2 ? atol(argv[2]) : 400;
     int by_exit = argc > 3 && strcmp(argv[3], "_exit") == 0;
+    if (argc > 3 && strcmp(argv[3], "vfork") == 0) {
+        for (int round = 0; round < 200; round++) {
+            for (int i = 0; i < 2000; i++) {
+                char *volatile p = malloc(100 + (size_t)i);
+                if (p)
+                    p[0] = 1;
+                free(p);
+            }
+            pid_t c = vfork();
+            if (c == 0)
+                _exit(3);
+            int st;
+            if (c < 0 || waitpid(c, &st, 0) != c || !WIFEXITED(st) || WEXITSTATUS(st) != 3)
+                return 1;
+        }
+        puts("vfork ok");
+        return 0;
+    }
     long bytes = 0;
     if (threads <= 1) {
         bytes = (long)worker(NULL);
