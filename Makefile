@@ -51,8 +51,8 @@ test: test-plain test-asan test-clang
 
 fuzz: deps
 	fuzz/run.sh $(FUZZ_SECONDS) fuzz_reader
-	half=$$(( $(FUZZ_SECONDS) / 2 )); fuzz/run.sh $$(( half > 0 ? half : 1 )) fuzz_roundtrip
-	half=$$(( $(FUZZ_SECONDS) / 2 )); fuzz/run.sh $$(( half > 0 ? half : 1 )) fuzz_commands
+	third=$$(( $(FUZZ_SECONDS) / 3 )); fuzz/run.sh $$(( third > 0 ? third : 1 )) fuzz_roundtrip
+	third=$$(( $(FUZZ_SECONDS) / 3 )); fuzz/run.sh $$(( third > 0 ? third : 1 )) fuzz_commands
 
 bench: deps
 	bench/run.sh
