@@ -643,8 +643,8 @@ signal_dlopen)
   # The second library, closed before, took the first one's address (the
   # program says so, or the case is not tested): the same return addresses
   # are now other functions, and its samples must name them.
-  grep -q "first one's address: yes" sigdl.out ||
-    fail "the second plugin was not loaded at the first one's address: $(cat sigdl.out)"
+  grep -q "first one's address: yes" sigdl.err ||
+    fail "the second plugin was not loaded at the first one's address: $(cat sigdl.err)"
   Q=$(json_site top.json "other_block ($SRC/plugin.c:$l)" allocated_bytes)
   within "dlopen'ed plugin 2, at plugin 1's address" "${Q:-0}" $((4 * 1048576)) 1e-2
   l=$(line_of "$SRC/sigdl.c" "SITE_HANDLER")
