@@ -399,6 +399,13 @@ static int sampled_nothing(const char *path, double *every)
     return none;
 }
 
+/* Is b what stat said of a file earlier (a): the same file, unchanged? */
+static int same_file_state(const struct stat *a, const struct stat *b)
+{
+    return a->st_ino == b->st_ino && a->st_dev == b->st_dev && a->st_size == b->st_size &&
+           a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
+}
+
 /* Whether another process holds the lock the profiler takes on a trace
  * file (lockf) at path: it is writing that trace. */
 static int trace_locked(const char *path)
@@ -748,10 +755,7 @@ int cmd_run(int argc, char **argv)
         /* (a FIFO, a device: what went there cannot be seen here) */
         fprintf(stderr, "memtrace run: trace sent to %s\n", path);
     } else if (stat(path, &st) == 0 && st.st_size > 0 &&
-               (!existed || st.st_ino != before.st_ino || st.st_dev != before.st_dev ||
-                st.st_size != before.st_size ||
-                st.st_mtim.tv_sec != before.st_mtim.tv_sec ||
-                st.st_mtim.tv_nsec != before.st_mtim.tv_nsec)) {
+               !(existed && same_file_state(&before, &st))) {
         fprintf(stderr, "memtrace run: trace written to %s\n", path);
         double every;
         if (sampled_nothing(path, &every)) {

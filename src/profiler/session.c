@@ -1052,6 +1052,17 @@ EXPORT void pthread_exit(void *ret)
                                  * loaded after libc, which defines it) */
 }
 
+/* May thread t, about to leave the program (exec, _exit), act on the
+ * session: not from inside the profiler (a signal handler that
+ * interrupted it: the session's lock may be its own), with a session, and
+ * in the session's own process, not a (v)forked child (a vfork child
+ * shares its parent's memory: a lock it took would stay taken there). */
+static int may_act_for_session(const mt_thread *t)
+{
+    return t->busy == 0 && __atomic_load_n(&mt_active, __ATOMIC_ACQUIRE) &&
+           getpid() == session_pid;
+}
+
 /* The program's _exit and _Exit. They end every thread at once, and one
  * that was writing a packet to the trace left it cut short (the kernel
  * stops a write between pages when the process dies): readers then skip
@@ -1069,9 +1080,7 @@ EXPORT void pthread_exit(void *ret)
  * _exit, not this one (after the destructor's flush). */
 static __attribute__((noreturn)) void exit_after_write(int status)
 {
-    mt_thread *t = &mt_self;
-    if (t->busy == 0 && __atomic_load_n(&mt_active, __ATOMIC_ACQUIRE) &&
-        getpid() == session_pid) {
+    if (may_act_for_session(&mt_self)) {
         struct timespec pause = {0, 100000};
         for (int i = 0; i < 1000 && pthread_mutex_trylock(&ds.lock) != 0; i++)
             nanosleep(&pause, NULL);
@@ -1275,10 +1284,8 @@ EXPORT int mt_profiler_flush(void)
 
 void mt_session_before_exec(void)
 {
-    if (mt_self.busy || !__atomic_load_n(&mt_active, __ATOMIC_ACQUIRE) ||
-        getpid() != session_pid)
-        return;                 /* inside the profiler, or a (v)forked child */
-    mt_profiler_flush();
+    if (may_act_for_session(&mt_self))
+        mt_profiler_flush();
 }
 
 EXPORT uint64_t mt_profiler_ext_alloc(size_t bytes)

@@ -310,6 +310,24 @@ print(p.returncode, "%.0f" % (time.time() - t))' "$sig" "$CLI" run -o fw.ctf -- 
     grep -qx "memtrace run: cannot open memtrace file $T/tf.fifo: it is a FIFO that no process reads; running untraced" tf.err &&
     [ "$(wc -l < tf.err)" = 1 ] && ok "-o FIFO without a reader: said, the program run untraced" ||
     { fail "-o FIFO without a reader: rc $rc"; cat tf.err; }
+  # A current directory whose path is longer than PATH_MAX: an absolute -o
+  # needs no name for it; a relative one (or the default) is refused, said.
+  python3 -c '
+import os, subprocess, sys
+os.makedirs("deep", exist_ok=True); os.chdir("deep")
+for i in range(22):
+    os.mkdir("d" * 200); os.chdir("d" * 200)
+cli, t = sys.argv[1], sys.argv[2]
+for o in ([t + "/deepabs.ctf"], []):
+    r = subprocess.run([cli, "run"] + (["-o"] + o if o else []) + ["--", "/bin/true"],
+                       capture_output=True, text=True)
+    print(r.returncode, r.stderr.splitlines()[0] if r.stderr else "")' "$CLI" "$T" > deep.out 2>&1
+  { read -r rc1 msg1; read -r rc2 msg2; } < deep.out
+  [ "$rc1" = 0 ] && [ -s deepabs.ctf ] && [ "$rc2" = 1 ] &&
+    [ "$msg2" = "memtrace run: the current directory's path is longer than 4096 bytes: give -o an absolute path" ] &&
+    ok "current directory past PATH_MAX: an absolute -o works, the default refused" ||
+    { fail "current directory past PATH_MAX"; cat deep.out; }
+  rm -rf deep
   # Descriptors closed for memtrace run are closed for the program too (it
   # used to get them open on /dev/null, memtrace's own placeholders).
   "$CLI" run -o cl.ctf -- /bin/sh -c 'ls /proc/$$/fd > fds.txt' 2>&-; rc=$?
