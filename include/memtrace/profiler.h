@@ -22,11 +22,15 @@
 extern "C" {
 #endif
 
+/* The longest context a trace holds, in bytes (MEMTRACE_CONTEXT too). */
+#define MT_PROFILER_CONTEXT_MAX 16384
+
 /* Start tracing into the file at path (created with mode 0600, locked,
  * truncated), sampling `rate` per 8-byte word (0 < rate <= 1; 1e-5 is one
  * sample per ~781 KiB allocated). context may be NULL. Returns 0, or -1
- * with a one-line message in errbuf (if non-NULL): bad rate, a session is
- * already active, the file cannot be opened or locked. */
+ * with a one-line message in errbuf (if non-NULL): bad rate, a context
+ * longer than MT_PROFILER_CONTEXT_MAX, a session is already active, the
+ * file cannot be opened or locked. */
 int mt_profiler_start(const char *path, double rate, const char *context,
                       char *errbuf, size_t errbuf_size);
 

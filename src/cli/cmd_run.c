@@ -29,7 +29,13 @@
 
 #include "analysis/analysis.h"
 #include "cli/cli.h"
+#include "memtrace/profiler.h"
 #include "util/numtext.h"
+
+/* The lowest rate run takes: one sample per 7.1 PiB allocated. The
+ * profiler draws its gaps between samples up to 10^17 words, so a lower
+ * rate would not be the rate the trace says (and samples nothing). */
+#define MIN_RATE 1e-15
 
 #ifndef MT_BIN_TO_LIBDIR
 #define MT_BIN_TO_LIBDIR "../lib"
@@ -56,13 +62,16 @@ void usage_run(FILE *out)
             "                        memtrace.PID.ctf in the current directory,\n"
             "                        PID the program's process id); %p in FILE\n"
             "                        stands for the process id\n"
-            "  --rate R              sampling rate per 8-byte word, 0 < R <= 1\n"
-            "                        (default 1e-5: a sample per ~781 KiB)\n"
-            "  --every BYTES         one sample per BYTES allocated on average\n"
+            "  --rate R              sampling rate per 8-byte word, 1e-15 <= R <= 1\n"
+            "                        (default $MEMTRACE_RATE when set, else 1e-5:\n"
+            "                        a sample per ~781 KiB)\n"
+            "  --every BYTES         one sample per BYTES allocated on average, from\n"
+            "                        8 to 8e15 (7.1 PiB)\n"
             "                        (rate 8/BYTES; suffixes as the filters':\n"
             "                        b or B; k, m, g, t in either case, alone or\n"
             "                        followed by iB or B, for powers of 1024)\n"
-            "  --context TEXT        free text stored in the trace (memtrace info)\n"
+            "  --context TEXT        free text stored in the trace (memtrace info),\n"
+            "                        up to 16384 bytes (default $MEMTRACE_CONTEXT)\n"
             "  --follow-fork         forked children keep tracing, each into its\n"
             "                        own file FILE-without-.ctf.CHILDPID.ctf\n"
             "                        (default: children stop tracing)\n"
@@ -456,6 +465,26 @@ static int trace_writable(const char *path, int is_file)
         errno = ENAMETOOLONG;
         return -1;
     }
+    /* access() says yes to root wherever the permissions are the obstacle,
+     * and knows nothing of file systems that hold no new files (/proc,
+     * /sys): a file is made there, and removed at once. */
+    char probe[sizeof dir + 32];
+    int fd;
+    if (is_file && !strstr(base, "%p")) {
+        if (stat(path, &st) == 0)
+            return 0;               /* (writable, as seen above) */
+        snprintf(probe, sizeof probe, "%s", path);
+        fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    } else {
+        snprintf(probe, sizeof probe, "%s/.memtrace-run.XXXXXX", dir);
+        fd = mkostemp(probe, O_CLOEXEC);
+    }
+    if (fd < 0 && errno == ENOENT)
+        errno = EACCES;     /* (/proc's answer, its directory being there) */
+    if (fd < 0)
+        return errno == EEXIST ? 0 : -1;    /* (made meanwhile: seen above) */
+    close(fd);
+    unlink(probe);
     return 0;
 }
 
@@ -504,19 +533,37 @@ int cmd_run(int argc, char **argv)
             rate = 0;
             if (mt_plain_number(v, &e) && !*e)
                 rate = strtod(v, &end);
-            if (end == v || *end || !(rate > 0 && rate <= 1))
-                return cli_usage_error("run", "--rate %s: the rate must be a number, 0 < R <= 1", v);
+            if (end == v || *end || !(rate >= MIN_RATE && rate <= 1))
+                return cli_usage_error("run", "--rate %s: the rate must be a number, "
+                                       "1e-15 <= R <= 1", v);
             have_rate++;
         } else {
             double bytes;
-            if (parse_bytes(v, &bytes) < 0)
-                return cli_usage_error("run", "--every %s: expected a number of bytes >= 8", v);
+            if (parse_bytes(v, &bytes) < 0 || !(8.0 / bytes >= MIN_RATE))
+                return cli_usage_error("run", "--every %s: expected a number of bytes "
+                                       "from 8 to 8e15", v);
             rate = 8.0 / bytes;
             have_rate++;
         }
     }
     if (have_rate > 1)
         return cli_usage_error("run", "give --rate or --every once");
+    /* Without the options, the variables the program would get (as the
+     * library reads them, checked here rather than said by the library
+     * once the program runs untraced). */
+    const char *env_rate = getenv("MEMTRACE_RATE");
+    if (!have_rate && env_rate && *env_rate &&
+        (mt_env_rate(env_rate, &rate) < 0 || rate < MIN_RATE))
+        return cli_usage_error("run", "MEMTRACE_RATE=%s in the environment: the rate must "
+                               "be a number, 1e-15 <= R <= 1 (or give --rate)", env_rate);
+    const char *env_context = getenv("MEMTRACE_CONTEXT");
+    if (context && strlen(context) > MT_PROFILER_CONTEXT_MAX)
+        return cli_usage_error("run", "--context: %zu bytes, more than the %d a trace "
+                               "holds", strlen(context), MT_PROFILER_CONTEXT_MAX);
+    if (!context && env_context && strlen(env_context) > MT_PROFILER_CONTEXT_MAX)
+        return cli_usage_error("run", "MEMTRACE_CONTEXT in the environment: %zu bytes, "
+                               "more than the %d a trace holds (or give --context)",
+                               strlen(env_context), MT_PROFILER_CONTEXT_MAX);
     if (i >= argc)
         return cli_usage_error("run", "missing CMD to run");
     char **cmd = argv + i;
@@ -658,8 +705,6 @@ int cmd_run(int argc, char **argv)
         if (have_rate) {
             snprintf(buf, sizeof buf, "%.17g", rate);
             setenv("MEMTRACE_RATE", buf, 1);
-        } else {
-            unsetenv("MEMTRACE_RATE");
         }
         if (context)
             setenv("MEMTRACE_CONTEXT", context, 1);

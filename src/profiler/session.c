@@ -32,6 +32,7 @@
 #include "memtrace/profiler.h"
 #include "profiler/profiler_int.h"
 #include "profiler/unwind.h"
+#include "util/numtext.h"
 
 #define EXPORT __attribute__((visibility("default")))
 /* Without a session a thread looks again after this many bytes: a session
@@ -51,7 +52,9 @@ static off_t trace_good;               /* end of the last whole packet written  
 static int trace_lost;                 /* the program closed or replaced it     */
 static char trace_path[PATH_MAX];
 static char child_pattern[PATH_MAX];   /* follow-fork: path with %p       */
-static char context_buf[1024];
+/* (MT_PROFILER_CONTEXT_MAX bytes and its NUL: with the longest names the
+ * other strings can have, the trace info packet still holds it) */
+static char context_buf[MT_PROFILER_CONTEXT_MAX + 1];
 static int have_context;
 static double session_rate;
 static int follow_fork;
@@ -1170,6 +1173,11 @@ static int start_locked(const char *path, double rate, const char *context,
     if (ftruncate(fd, 0) != 0) {
         /* ignored, as the reference does */
     }
+    if (context && strlen(context) > MT_PROFILER_CONTEXT_MAX) {
+        set_err(errbuf, errbuf_size, "the context is %zu bytes long, more than the %d a "
+                "trace holds", strlen(context), MT_PROFILER_CONTEXT_MAX);
+        return -1;
+    }
     char exe[PATH_MAX], host[256] = "", params[128];
     gethostname(host, sizeof host - 1);
     snprintf(params, sizeof params, "memtrace-c %s native preload (unwinder %s)",
@@ -1458,28 +1466,6 @@ static void fork_child(void)
 
 /* ---- start from the environment (spec 10.4) and exit ---------------------- */
 
-/* MEMTRACE_RATE: strtod syntax with '_' separators, leading blanks,
- * nothing after the number, 0 < rate <= 1. */
-static int parse_rate(const char *s, double *out)
-{
-    char buf[128];
-    size_t o = 0;
-    for (const char *p = s; *p; p++)
-        if (*p != '_') {
-            if (o + 1 >= sizeof buf)
-                return -1;
-            buf[o++] = *p;
-        }
-    buf[o] = 0;
-    char *end;
-    errno = 0;
-    double r = strtod(buf, &end);
-    if (end == buf || *end || !(r > 0 && r <= 1))
-        return -1;
-    *out = r;
-    return 0;
-}
-
 static int env_flag(const char *name)
 {
     const char *v = getenv(name);
@@ -1543,7 +1529,7 @@ __attribute__((constructor)) static void mt_profiler_init(void)
         mt_env_untrace();               /* children run untraced */
     else if (!rp || !*rp)
         setenv("MEMTRACE", child_pattern, 1);
-    if (rs && *rs && parse_rate(rs, &rate) < 0) {
+    if (rs && *rs && mt_env_rate(rs, &rate) < 0) {
         say("memtrace: MEMTRACE_RATE=%s: the sampling rate must be a number between 0 and 1; "
             "running untraced", rs);
         mt_leave(&mt_self);

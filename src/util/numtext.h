@@ -9,6 +9,7 @@
 #define MT_NUMTEXT_H
 
 #include <ctype.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Does s start with a plain decimal number: an optional '-', digits with
@@ -73,6 +74,30 @@ static inline double mt_size_unit(const char *s)
             return strcmp(s + 1, "iB") == 0 || mt_byte_unit(s + 1) ? mult : 0;
     }
     return mt_byte_unit(s) ? 1 : 0;
+}
+
+/* MEMTRACE_RATE's syntax, the reference's (spec 10.4: an OCaml float
+ * literal): strtod's, leading blanks and hexadecimal included, with '_'
+ * digit separators, nothing after the number; 0 < rate <= 1. 0 and *out
+ * set, or -1. The preload library reads the variable so; memtrace run
+ * checks it so before starting a program. */
+static inline int mt_env_rate(const char *s, double *out)
+{
+    char buf[128];
+    size_t o = 0;
+    for (const char *p = s; *p; p++)
+        if (*p != '_') {
+            if (o + 1 >= sizeof buf)
+                return -1;
+            buf[o++] = *p;
+        }
+    buf[o] = 0;
+    char *end;
+    double r = strtod(buf, &end);
+    if (end == buf || *end || !(r > 0 && r <= 1))
+        return -1;
+    *out = r;
+    return 0;
 }
 
 #endif /* MT_NUMTEXT_H */

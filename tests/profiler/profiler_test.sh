@@ -158,6 +158,14 @@ env)
     [ ! -s g.err ] && rate_is g.ctf "$want" && grep -q "with context: ctx $good" info.txt &&
       ok "MEMTRACE_RATE='$good' accepted (rate $want, context)" || { fail "MEMTRACE_RATE='$good'"; cat g.err info.txt; }
   done
+  # A context longer than a trace holds: one line, untraced (it used to be
+  # cut at 1024 bytes without a word).
+  LD_PRELOAD=$PRELOAD MEMTRACE=lc.ctf MEMTRACE_CONTEXT="$(head -c 20000 /dev/zero | tr '\0' c)" \
+    "$P" > lc.out 2> lc.err; rc=$?
+  [ $rc = 0 ] && cmp -s plain.out lc.out && [ "$(wc -l < lc.err)" = 1 ] &&
+    grep -qx "memtrace: the context is 20000 bytes long, more than the 16384 a trace holds; running untraced" lc.err &&
+    [ ! -s lc.ctf ] && ok "MEMTRACE_CONTEXT of 20000 bytes refused in one line" || { fail "long MEMTRACE_CONTEXT (rc $rc)"; cat lc.err; }
+  rm -f lc.ctf
   # Default rate 1e-5; MEMTRACE empty or unset: nothing traced.
   LD_PRELOAD=$PRELOAD MEMTRACE=d.ctf "$P" > /dev/null && rate_is d.ctf 1e-5 &&
     ok "default rate 1e-05" || fail "default rate"
@@ -220,11 +228,41 @@ env)
 run_cli)
   "$CLI" run --help > h.out && grep -q "^Usage: memtrace run" h.out && ok "run --help" || fail "run --help"
   for args in "" "--rate" "--rate 0 -- true" "--rate 1.5 true" "--every 4 true" "--every x true" \
-              "--rate 1e-3 --every 4096 true" "--bogus true" "-o"; do
+              "--rate 1e-3 --every 4096 true" "--bogus true" "-o" "--rate 1e-310 true" \
+              "--rate 9e-16 true" "--every 1e20 true" "--every 8.1e15 true"; do
     "$CLI" run $args > u.out 2> u.err
     rc=$?
     [ $rc = 2 ] && grep -q "^memtrace run: " u.err && ok "usage error: run $args" || { fail "run $args: exit $rc"; cat u.err; }
   done
+  # Without --rate, MEMTRACE_RATE decides (checked first: the library's
+  # syntax, the run's range); --rate wins over it; MEMTRACE_CONTEXT passes
+  # on; the context's length is checked before the program runs.
+  MEMTRACE_RATE=1_0e-4 MEMTRACE_CONTEXT=from-env "$CLI" run -o er.ctf -- /bin/true 2> er.err &&
+    rate_is er.ctf 1e-3 && "$CLI" info er.ctf | grep -qx "   with context: from-env" &&
+    ok "run: MEMTRACE_RATE and MEMTRACE_CONTEXT used" || { fail "run: MEMTRACE_RATE"; cat er.err; }
+  MEMTRACE_RATE=1e-3 "$CLI" run --rate 0.25 -o er.ctf -- /bin/true 2> er.err && rate_is er.ctf 0.25 &&
+    ok "run: --rate wins over MEMTRACE_RATE" || { fail "run: --rate over MEMTRACE_RATE"; cat er.err; }
+  for bad in abc 1e-16; do
+    MEMTRACE_RATE=$bad "$CLI" run -o er.ctf -- /bin/true 2> er.err; rc=$?
+    [ $rc = 2 ] && grep -q "^memtrace run: MEMTRACE_RATE=$bad in the environment: the rate must be a number, 1e-15 <= R <= 1" er.err &&
+      ok "run: MEMTRACE_RATE=$bad refused first" || { fail "run: MEMTRACE_RATE=$bad: exit $rc"; cat er.err; }
+  done
+  long=$(head -c 16385 /dev/zero | tr '\0' c)
+  "$CLI" run --context "$long" -o er.ctf -- /bin/true 2> er.err; rc=$?
+  [ $rc = 2 ] && grep -q "^memtrace run: --context: 16385 bytes, more than the 16384 a trace holds" er.err &&
+    ok "run: --context over 16384 bytes refused" || { fail "run: long --context: exit $rc"; cat er.err; }
+  MEMTRACE_CONTEXT=$long "$CLI" run -o er.ctf -- /bin/true 2> er.err; rc=$?
+  [ $rc = 2 ] && grep -q "^memtrace run: MEMTRACE_CONTEXT in the environment: 16385 bytes" er.err &&
+    ok "run: MEMTRACE_CONTEXT over 16384 bytes refused" || { fail "run: long MEMTRACE_CONTEXT: exit $rc"; cat er.err; }
+  "$CLI" run --context "${long%c}" -o er.ctf -- /bin/true 2> er.err &&
+    [ "$("$CLI" info --json er.ctf | grep -o '"context": "c*"' | wc -c)" = $((16384 + 14)) ] &&
+    ok "run: a context of 16384 bytes kept whole" || { fail "run: context of 16384 bytes"; cat er.err; }
+  # A file system that makes no files, which access() cannot tell (root).
+  if [ -d /proc/self ]; then
+    "$CLI" run -o /proc/x.ctf -- /bin/true 2> er.err; rc=$?
+    [ $rc = 1 ] && grep -q "^memtrace run: cannot write the trace to /proc/x.ctf" er.err &&
+      ok "run: -o /proc/x.ctf refused first" || { fail "run: -o /proc/x.ctf: exit $rc"; cat er.err; }
+  fi
   "$CLI" run -- /bin/sh -c 'exit 7' 2> s.err; rc=$?
   [ $rc = 7 ] && ok "exit status 7 passed on" || fail "exit status: $rc"
   # values after '=' (--output=, --rate=) are the same options
