@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 #include "analysis/analysis.h"
 #include "cli/cli.h"
 #include "cli/output.h"
+#include "util/numtext.h"
 
 static const cli_command commands[] = {
     {"dump", "print every event of a trace, one per line", cmd_dump, usage_dump},
@@ -218,6 +220,19 @@ int cli_filter_arg(const char *cmd, mt_filter *f, int argc, char **argv, int *i,
     return k;
 }
 
+int cli_limit(const char *cmd, const char *val, long *out)
+{
+    char *end;
+    if (val[0] == '-' || !mt_plain_integer(val)) {
+        cli_usage_error(cmd, "--limit: expected a count >= 0 (0: all), got '%s'", val);
+        return -1;
+    }
+    errno = 0;
+    long v = strtol(val, &end, 10);
+    *out = errno == ERANGE ? LONG_MAX : v;      /* (more rows than any trace has) */
+    return 0;
+}
+
 int cli_opt_one_of(const char *cmd, int argc, char **argv, int *i,
                    const char *const *names, const char **name, const char **val)
 {
@@ -344,10 +359,17 @@ int cli_main(int argc, char **argv)
         if (strcmp(commands[i].name, name) == 0) {
             const char *same;
             /* (run's arguments are the program's) */
-            for (int a = 2; a < argc && strcmp(name, "run") != 0; a++)
-                if (!argv[a][0])
-                    return cli_usage_error(name, "argument %d is empty (a file name or "
-                                           "a value cannot be)", a - 1);
+            for (int a = 2; a < argc && strcmp(name, "run") != 0; a++) {
+                const char *prev = argv[a - 1];
+                if (argv[a][0])
+                    continue;
+                if (a > 2 && prev[0] == '-' && prev[1] && strcmp(prev, "--") != 0 &&
+                    !strchr(prev, '='))
+                    return cli_usage_error(name, "the argument after %s is empty (a "
+                                           "value or a file name cannot be)", prev);
+                return cli_usage_error(name, "argument %d is empty (a file name or "
+                                       "a value cannot be)", a - 1);
+            }
             if (strcmp(name, "run") != 0 && (same = output_among_inputs(argc - 1, argv + 1)))
                 return cli_usage_error(name, "standard output is %s, which the command "
                                        "reads: redirect it elsewhere",

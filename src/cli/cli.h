@@ -99,6 +99,11 @@ int cli_filter_arg(const char *cmd, struct mt_filter *f, int argc, char **argv, 
 int cli_opt_one_of(const char *cmd, int argc, char **argv, int *i,
                    const char *const *names, const char **name, const char **val);
 
+/* The value of --limit N (rows to show, 0: all): a whole number >= 0; one
+ * past what a long holds is as good as all. 0 and *out set, or -1 with the
+ * usage error printed. */
+int cli_limit(const char *cmd, const char *val, long *out);
+
 /* May a command decode on a second thread? Yes unless the environment has
  * MEMTRACE_THREADS=1 (the tests compare both ways; the output is the
  * same). */

@@ -136,15 +136,15 @@ int cmd_diff(int argc, char **argv)
         }
         if (k > 0) {
             i++;
-            char *end;
-            if (name[2] == 'b' && (strcmp(val, "function") == 0 || strcmp(val, "line") == 0))
+            if (name[2] == 'l') {
+                if (cli_limit("diff", val, &limit) < 0) {
+                    rc = EXIT_USAGE;
+                    goto out;
+                }
+            } else if (name[2] == 'b' && (strcmp(val, "function") == 0 || strcmp(val, "line") == 0))
                 by = val[0] == 'l' ? MT_BY_LINE : MT_BY_FUNCTION;
             else if (name[2] == 's' && (strcmp(val, "allocated") == 0 || strcmp(val, "end") == 0))
                 g_by_end = val[0] == 'e';
-            else if (name[2] == 'l' &&
-                     (errno = 0, limit = strtol(val, &end, 10), mt_plain_integer(val) && !*end &&
-                      !errno && limit >= 0))
-                ;
             else {
                 rc = cli_usage_error("diff", "%s: invalid value '%s'", name, val);
                 goto out;

@@ -250,11 +250,8 @@ int cmd_top(int argc, char **argv)
                     goto out;
                 }
             } else {
-                char *end;
-                errno = 0;
-                limit = strtol(val, &end, 10);
-                if (!mt_plain_integer(val) || *end || errno || limit < 0) {
-                    rc = cli_usage_error("top", "--limit: expected a count >= 0, got '%s'", val);
+                if (cli_limit("top", val, &limit) < 0) {
+                    rc = EXIT_USAGE;
                     goto out;
                 }
             }

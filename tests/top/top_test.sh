@@ -53,6 +53,14 @@ expect 2 "two traces" top "$T/s.ctf" "$T/s.ctf"
 expect 2 "bad --by" top --by file "$T/s.ctf"
 expect 2 "bad --sort" top --sort size "$T/s.ctf"
 expect 2 "bad --limit" top --limit -3 "$T/s.ctf"
+grep -qF "memtrace top: --limit: expected a count >= 0 (0: all), got '-3'" "$T/err" || fail "--limit -3: message"
+# a limit past what a long holds is all the sites (it was refused as not a count)
+expect 0 "--limit past LONG_MAX" top --limit 99999999999999999999 "$T/s.ctf"
+grep -q "more sites" "$T/out" && fail "--limit 99999999999999999999 left sites out"
+# an empty value is named by its option, not by its position
+expect 2 "empty value" top --limit "" "$T/s.ctf"
+grep -qx "memtrace top: the argument after --limit is empty (a value or a file name cannot be)" "$T/err" ||
+  { fail "empty value: message"; cat "$T/err"; }
 expect 2 "bad filter" top --live-at soon "$T/s.ctf"
 expect 2 "missing value" top "$T/s.ctf" --source
 expect 2 "stdin" top -
