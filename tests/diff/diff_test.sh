@@ -25,5 +25,12 @@ expect 2 "bad option" diff --bogus "$T/a.ctf" "$T/b.ctf"
 expect 2 "bad sort" diff --sort peak "$T/a.ctf" "$T/b.ctf"
 expect 1 "missing file" diff "$T/a.ctf" "$T/none.ctf"
 grep -qF "none.ctf" "$T/err" || fail "missing file not named"
+# A skipped packet is named by its trace and offset (the reference's words
+# alone do not say which of the two traces it was in).
+size=$(wc -c < "$T/b.ctf")
+head -c $((size - 3)) "$T/b.ctf" > "$T/cut.ctf"
+expect 0 "a cut trace" diff "$T/a.ctf" "$T/cut.ctf"
+grep -qE "^memtrace diff: $T/cut.ctf: offset [0-9]+: skipping truncated packet\$" "$T/err" ||
+  { fail "skipped packet not named by its trace"; cat "$T/err"; }
 help_lists diff "Usage: memtrace diff" "Output columns:" "--live-at" "Exit status"
 finish
