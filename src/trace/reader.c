@@ -447,8 +447,8 @@ static int read_location(mt_reader *r, const uint8_t **pp, uint64_t off)
         if (mt_locr_file(mtf, fcode, fnew, &slot) ||
             mt_locr_def(mtf, slot, dcode, dnew, &def))
             return fail(r, MT_ERR_FORMAT, off,
-                        "malformed trace: location of code %lld names an empty "
-                        "move-to-front slot", (long long)code);
+                        "malformed trace: location of code %08llx names an empty "
+                        "move-to-front slot", (unsigned long long)code);
         mt_location *l = &r->scratch[i];
         l->filename = mtf->file[slot];
         l->function = def;

@@ -431,7 +431,7 @@ walked:;
     if (id_out)
         *id_out = id;
     if (lost) {
-        snprintf(w->err, sizeof w->err, "location callback failed for code %llu: "
+        snprintf(w->err, sizeof w->err, "location callback failed for code %08llx: "
                  "written with no location", (unsigned long long)lost);
         return MT_ERR_LOCATION;
     }

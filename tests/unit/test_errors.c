@@ -8,11 +8,12 @@
  * event whose time is not its packet's or that is cut short; an event
  * whose time goes back, a long alloc of source 3, codewords, a collect's
  * delta or a location event cut by the packet's end, a code defined twice
- * differently, and a cache verifier that disagrees (v2 and v3), each
- * checked for status, message, offset and the events delivered before it,
- * by mt_reader_next and mt_reader_scan alike; and on the writer side a
- * failing location callback, code 0 in a callstack, a promote of an id not
- * yet allocated, and events after mt_writer_finish; NULL arguments to the
+ * differently, a location naming an empty move-to-front slot, and a cache
+ * verifier that disagrees (v2 and v3), each checked for status, message,
+ * offset and the events delivered before it, by mt_reader_next and
+ * mt_reader_scan alike; and on the writer side a failing location
+ * callback, code 0 in a callstack, a promote of an id not yet allocated,
+ * and events after mt_writer_finish; NULL arguments to the
  * reader's event calls; the status codes' names.
  */
 #include <stdint.h>
@@ -323,6 +324,18 @@ static void test_bad_events(void)
     tb_str(&b, "a.c");
     tb_str(&b, "f");
     events_expect(&b, 0, MT_ERR_FORMAT, at, "malformed trace: consistent location info");
+
+    /* a location whose file name is slot 0 of a still empty move-to-front
+     * table (the pre-2024 writer's bug); the code in hex, as the
+     * reference's "invalid location code" has it */
+    at = events_start(&b, 1);
+    tb_word(&b, 1, T0 + 6);
+    tb_le(&b, 0x1234, 8);
+    tb_le(&b, 1, 1);
+    tb_le(&b, 5, 4);                /* line 5, file and function codes 0 */
+    tb_le(&b, 0, 2);
+    events_expect(&b, 0, MT_ERR_FORMAT, at, "malformed trace: location of code 00001234 "
+                  "names an empty move-to-front slot");
 }
 
 /* A second events packet whose cache verifier disagrees with the cache:
@@ -557,7 +570,7 @@ static void test_writer_errors(void)
     CHECK_EQ(mt_writer_alloc(w, (int64_t)T0 + 2, 2, 1, MT_SOURCE_MINOR, fresh, 1,
                              locate_fail, NULL, &id), MT_ERR_LOCATION);
     CHECK_EQ(id, 1);
-    CHECK(strstr(mt_writer_error(w), "location callback failed for code 12288") != NULL);
+    CHECK(strstr(mt_writer_error(w), "location callback failed for code 00003000") != NULL);
     CHECK_EQ(mt_writer_collect(w, (int64_t)T0 + 3, 1), MT_OK);
     CHECK_EQ(mt_writer_close(w), MT_OK);
     written_back(&s2, 3, 0x3000, 0);
