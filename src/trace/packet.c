@@ -33,7 +33,7 @@ const char *mt_header_check(const mt_header *h, unsigned max_version,
                             char *buf, size_t bufsize)
 {
     if (h->magic != MT_MAGIC)
-        return "Not a CTF packet";
+        return "Not a CTF packet (no magic number 0xc1fc1fc1 at the packet's start)";
     int ok = max_version >= 3 ? h->version <= 3
                               : (h->version == 1 || h->version == 2);
     if (!ok) {
@@ -42,11 +42,11 @@ const char *mt_header_check(const mt_header *h, unsigned max_version,
         return buf;
     }
     if ((int32_t)h->size_bits < 0)
-        return "Bad packet size";
+        return "Bad packet size (2^31 bits or more)";
     if ((int64_t)h->time_begin > (int64_t)h->time_end)
-        return "Monotone packet timestamps";
+        return "Monotone packet timestamps (the packet ends before it begins)";
     if ((int64_t)h->alloc_id_begin > (int64_t)h->alloc_id_end)
-        return "Monotone alloc IDs";
+        return "Monotone alloc IDs (the packet's last allocation id is below its first)";
     return NULL;
 }
 

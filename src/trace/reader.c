@@ -267,6 +267,9 @@ static int read_info(mt_reader *r)
         return r->status;
     if (got == 0)
         return fail(r, MT_ERR_TRUNCATED, 0, "empty file: not a memtrace trace");
+    if (got >= 4 && mt_ld32(r->buf + r->lo) != MT_MAGIC)
+        return fail(r, MT_ERR_FORMAT, 0, "not a memtrace trace (no magic number "
+                    "0xc1fc1fc1 at its start)");
     if (got >= 30 && mt_ld16(r->buf + r->lo + 28) == 3)
         r->max_version = 3;
     int st = read_header(r, &h, NULL, 0);
@@ -278,7 +281,8 @@ static int read_info(mt_reader *r)
         return r->status;
     if ((size_t)got < content)
         return fail(r, MT_ERR_FORMAT, h.header_size,
-                    "malformed trace: trace info packet size");
+                    "malformed trace: trace info packet size (%zu bytes, past the "
+                    "end of the file)", (size_t)h.size_bits / 8);
     const uint8_t *p = r->buf + r->lo, *end = p + content;
     uint64_t off = h.header_size;
     if (content < 4 || mt_ld32(p) >> 25 != MT_EV_INFO)
@@ -537,7 +541,8 @@ static int next_slow(mt_reader *r, mt_event *ev)
                         "(an event's time outside its packet's time range)");
         domain_state *d = r->cur;
         if ((int64_t)t < d->last_ts)
-            return fail(r, MT_ERR_FORMAT, off, "malformed trace: monotone timestamps");
+            return fail(r, MT_ERR_FORMAT, off, "malformed trace: monotone timestamps "
+                        "(an event's time before the previous event's)");
         d->last_ts = (int64_t)t;
         unsigned code = word >> 25;
         const uint8_t *q = p + 4;
@@ -559,7 +564,8 @@ static int next_slow(mt_reader *r, mt_event *ev)
             ncw = mt_ld16(q);
             q += 2;
             if (q <= r->pend && src > MT_SOURCE_EXTERNAL)
-                return fail(r, MT_ERR_FORMAT, off, "malformed trace: source");
+                return fail(r, MT_ERR_FORMAT, off, "malformed trace: source (%u: an "
+                            "allocation's is 0 minor, 1 major or 2 external)", src);
             ev->source = (mt_source)src;
         } else if (code == MT_EV_PROMOTE || code == MT_EV_COLLECT) {
             q = mt_get_vint(q, &delta);
