@@ -135,7 +135,8 @@ typedef int (*mt_object_fn)(void *ctx, const mt_object *o);
  * The bins start 1 us wide and double (adjacent bins merged, so nothing is
  * lost) whenever a time falls beyond the last one: the resolution is the
  * trace's duration / MT_TL_BINS or better, exact for traces shorter than
- * MT_TL_BINS us. */
+ * MT_TL_BINS us. A scan's timeline ends with bins as wide as the trace's
+ * end makes them, whichever objects the filter let in. */
 #define MT_TL_BINS 65536
 typedef struct mt_timeline {
     int64_t width;                    /* us per bin                          */

@@ -69,11 +69,10 @@ static __attribute__((noinline, cold)) void tl_coarsen(mt_timeline *t, unsigned 
  * width is a power of two, so bins are shifts, not divisions; it is first
  * made wide enough for the later of the two times, so that both use one
  * width. (This runs once per object: keep it to a few instructions.) */
-int mt_timeline_add(mt_timeline *t, int64_t a, int64_t c, int64_t nsamples)
+/* Widen the bins until time hi falls in the last one or before; returns
+ * the width's shift. */
+static inline unsigned tl_reach(mt_timeline *t, uint64_t hi)
 {
-    uint64_t ua = a < 0 ? 0 : (uint64_t)a;
-    uint64_t uc = c == MT_NEVER || c < 0 ? 0 : (uint64_t)c;
-    uint64_t hi = ua > uc ? ua : uc;
     unsigned shift = (unsigned)__builtin_ctzll((uint64_t)t->width);
     if ((hi >> shift) >= MT_TL_BINS) {
         unsigned k = 1;
@@ -82,6 +81,14 @@ int mt_timeline_add(mt_timeline *t, int64_t a, int64_t c, int64_t nsamples)
         tl_coarsen(t, k);
         shift += k;
     }
+    return shift;
+}
+
+int mt_timeline_add(mt_timeline *t, int64_t a, int64_t c, int64_t nsamples)
+{
+    uint64_t ua = a < 0 ? 0 : (uint64_t)a;
+    uint64_t uc = c == MT_NEVER || c < 0 ? 0 : (uint64_t)c;
+    unsigned shift = tl_reach(t, ua > uc ? ua : uc);
     t->alloc[ua >> shift] += nsamples;
     if (c != MT_NEVER)
         t->coll[uc >> shift] += nsamples;
@@ -916,8 +923,12 @@ int mt_scan_run(mt_scan *s, const char *path)
         snprintf(s->err, sizeof s->err, "%s", mt_reader_error(s->reader));
         return st;
     }
-    if (s->timeline)
+    if (s->timeline) {
+        /* Bins as wide as the trace's end makes them, whatever the filter
+         * let in: a filtered timeline's times are then the whole one's. */
+        tl_reach(s->timeline, s->end < 0 ? 0 : (uint64_t)s->end);
         s->timeline->end = s->end;
+    }
     /* The end of the trace: every object still live is decided now. */
     ltab_each(&p->b.live, decide_at_end, s);
     s->accepted = p->b.accepted;
