@@ -65,10 +65,6 @@ static __attribute__((noinline, cold)) void tl_coarsen(mt_timeline *t, unsigned 
     t->width <<= k;
 }
 
-/* Add an object allocated at a and collected at c (MT_NEVER: not). The
- * width is a power of two, so bins are shifts, not divisions; it is first
- * made wide enough for the later of the two times, so that both use one
- * width. (This runs once per object: keep it to a few instructions.) */
 /* Widen the bins until time hi falls in the last one or before; returns
  * the width's shift. */
 static inline unsigned tl_reach(mt_timeline *t, uint64_t hi)
@@ -84,6 +80,10 @@ static inline unsigned tl_reach(mt_timeline *t, uint64_t hi)
     return shift;
 }
 
+/* Add an object allocated at a and collected at c (MT_NEVER: not). The
+ * width is a power of two, so bins are shifts, not divisions; it is first
+ * made wide enough for the later of the two times, so that both use one
+ * width. (This runs once per object: keep it to a few instructions.) */
 int mt_timeline_add(mt_timeline *t, int64_t a, int64_t c, int64_t nsamples)
 {
     uint64_t ua = a < 0 ? 0 : (uint64_t)a;

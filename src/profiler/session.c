@@ -1132,6 +1132,11 @@ static int start_locked(const char *path, double rate, const char *context,
         set_err(errbuf, errbuf_size, "sampling rate must be between 0 and 1");
         return -1;
     }
+    if (context && strlen(context) > MT_PROFILER_CONTEXT_MAX) {
+        set_err(errbuf, errbuf_size, "the context is %zu bytes long, more than the %d a "
+                "trace holds", strlen(context), MT_PROFILER_CONTEXT_MAX);
+        return -1;
+    }
     if (ds.writer) {
         set_err(errbuf, errbuf_size, "only one memtrace session may be active at a time");
         return -1;
@@ -1172,11 +1177,6 @@ static int start_locked(const char *path, double rate, const char *context,
     }
     if (ftruncate(fd, 0) != 0) {
         /* ignored, as the reference does */
-    }
-    if (context && strlen(context) > MT_PROFILER_CONTEXT_MAX) {
-        set_err(errbuf, errbuf_size, "the context is %zu bytes long, more than the %d a "
-                "trace holds", strlen(context), MT_PROFILER_CONTEXT_MAX);
-        return -1;
     }
     char exe[PATH_MAX], host[256] = "", params[128];
     gethostname(host, sizeof host - 1);

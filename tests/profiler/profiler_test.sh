@@ -160,11 +160,13 @@ env)
   done
   # A context longer than a trace holds: one line, untraced (it used to be
   # cut at 1024 bytes without a word).
-  LD_PRELOAD=$PRELOAD MEMTRACE=lc.ctf MEMTRACE_CONTEXT="$(head -c 20000 /dev/zero | tr '\0' c)" \
-    "$P" > lc.out 2> lc.err; rc=$?
+  # (made first: a $(...) among the assignments would run with the ones
+  # before it, LD_PRELOAD and MEMTRACE, in its environment)
+  long=$(head -c 20000 /dev/zero | tr '\0' c)
+  LD_PRELOAD=$PRELOAD MEMTRACE=lc.ctf MEMTRACE_CONTEXT=$long "$P" > lc.out 2> lc.err; rc=$?
   [ $rc = 0 ] && cmp -s plain.out lc.out && [ "$(wc -l < lc.err)" = 1 ] &&
     grep -qx "memtrace: the context is 20000 bytes long, more than the 16384 a trace holds; running untraced" lc.err &&
-    [ ! -s lc.ctf ] && ok "MEMTRACE_CONTEXT of 20000 bytes refused in one line" || { fail "long MEMTRACE_CONTEXT (rc $rc)"; cat lc.err; }
+    [ ! -e lc.ctf ] && ok "MEMTRACE_CONTEXT of 20000 bytes refused in one line, no file made" || { fail "long MEMTRACE_CONTEXT (rc $rc)"; cat lc.err; }
   rm -f lc.ctf
   # Default rate 1e-5; MEMTRACE empty or unset: nothing traced.
   LD_PRELOAD=$PRELOAD MEMTRACE=d.ctf "$P" > /dev/null && rate_is d.ctf 1e-5 &&
