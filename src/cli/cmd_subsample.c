@@ -15,7 +15,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "analysis/newcodes.h"
 #include "cli/cli.h"
 #include "util/numtext.h"
 #include "cli/rewrite.h"
@@ -270,7 +269,6 @@ typedef struct sub_state {
     rng *g;
     double p;                    /* 1 / factor */
     u64map map;                  /* old id -> new id of kept, live objects */
-    mt_newcodes nc;              /* codes looked up: see all_defined */
 } sub_state;
 
 static void divide_rate(mt_trace_info *info, void *ctx)
@@ -279,25 +277,14 @@ static void divide_rate(mt_trace_info *info, void *ctx)
     info->sample_rate /= (double)s->sp->factor;
 }
 
-/* Whether every code that ev's backtrace may show for the first time has a
- * location event. Checked for every allocation, dropped ones too: otherwise
- * whether a damaged trace is noticed would depend on the random draws (the
- * writer looks up only the codes of the allocations kept). */
-static int all_defined(sub_state *s, const cli_rewrite *rw, const mt_event *ev)
-{
-    size_t from = (uint64_t)ev->common_prefix < ev->backtrace_len
-                      ? (size_t)ev->common_prefix : ev->backtrace_len;
-    uint64_t code;
-    return !mt_newcodes_possible(&s->nc, ev, from) ||
-           !cli_rewrite_undefined(rw, ev, from, &code);
-}
-
 static int subsample_event(cli_rewrite *rw, const mt_event *ev, void *ctx)
 {
     sub_state *s = ctx;
     const sub_params *sp = s->sp;
     if (ev->kind == MT_EVENT_ALLOC) {
-        if (!all_defined(s, rw, ev))
+        /* (every allocation, dropped ones too: otherwise whether a damaged
+         * trace is noticed would depend on the random draws) */
+        if (!cli_rewrite_defined(rw, ev))
             return MT_ERR_LOCATION;     /* run_events names the code */
         if (sp->windowed) {
             int64_t sec = whole_seconds(ev->time - mt_reader_info(rw->r)->start_time);
@@ -400,7 +387,7 @@ int cmd_subsample(int argc, char **argv)
     }
     rng_seed(&g, seed);
 
-    sub_state st = {&sp, &g, 1.0 / (double)sp.factor, {0}, {0}};
+    sub_state st = {&sp, &g, 1.0 / (double)sp.factor, {0}};
     cli_rewrite_spec spec = {0};
     spec.cmd = CMD;
     spec.in = in;

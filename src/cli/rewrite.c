@@ -23,9 +23,22 @@ static int locate(void *ctx, uint64_t code, const mt_location **locs, size_t *n)
     return mt_reader_locations(ctx, code, locs, n) == MT_OK ? 0 : -1;
 }
 
+int cli_rewrite_defined(cli_rewrite *rw, const mt_event *ev)
+{
+    size_t from = (uint64_t)ev->common_prefix < ev->backtrace_len
+                      ? (size_t)ev->common_prefix : ev->backtrace_len;
+    uint64_t code;
+    return !mt_newcodes_possible(&rw->nc, ev, from) ||
+           !cli_rewrite_undefined(rw, ev, from, &code);
+}
+
 int cli_rewrite_alloc(cli_rewrite *rw, const mt_event *ev, int64_t time,
                       int64_t nsamples, int64_t *id)
 {
+    /* (checked first: the writer would write the event, the code without
+     * locations, and OUT would not be IN's events before the damage) */
+    if (!cli_rewrite_defined(rw, ev))
+        return MT_ERR_LOCATION;
     size_t n = ev->backtrace_len;
     if (grow_array(&rw->cs, &rw->cs_cap, n, sizeof *rw->cs))
         return MT_ERR_NOMEM;
@@ -76,11 +89,14 @@ static int run_events(cli_rewrite *rw, const cli_rewrite_spec *spec, int *damage
         progress_done(&rw->prog);
         unsigned long long off = mt_reader_offset(rw->r);
         uint64_t bad;
-        if (ws == -1)
+        if (ws == -1) {
             ;                   /* reported by on_event */
-        else if (ws != MT_ERR_NOMEM && cli_rewrite_undefined(rw, &ev, 0, &bad))
-            cli_error(rw->cmd, "%s: " MT_BAD_CODE_FMT, rw->in, off, (unsigned long long)bad);
-        else if (ws == MT_ERR_IO)       /* the output's fault, not the input's */
+        } else if (ws == MT_ERR_LOCATION && cli_rewrite_undefined(rw, &ev, 0, &bad)) {
+            /* IN's damage, found before the event was written */
+            cli_error(rw->cmd, "%s: " MT_BAD_CODE_FMT " (%s holds every event before it)",
+                      rw->in, off, (unsigned long long)bad, cli_out_name(rw->out));
+            *damaged = 1;
+        } else if (ws == MT_ERR_IO)       /* the output's fault, not the input's */
             cli_error(rw->cmd, "%s: %s", cli_out_name(rw->out), mt_writer_error(rw->w));
         else
             cli_error(rw->cmd, "%s: offset %llu: %s", rw->in, off,

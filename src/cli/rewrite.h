@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "analysis/newcodes.h"
 #include "cli/progress.h"
 #include "memtrace/memtrace.h"
 
@@ -21,6 +22,7 @@ typedef struct cli_rewrite {
     uint64_t *cs;                /* callee-first copy of a backtrace */
     size_t cs_cap;
     cli_progress prog;
+    mt_newcodes nc;              /* codes looked up: see cli_rewrite_defined */
 } cli_rewrite;
 
 /* Write what ev becomes. Return MT_OK, a writer status (its message is
@@ -40,9 +42,17 @@ typedef struct cli_rewrite_spec {
 int cli_rewrite_run(const cli_rewrite_spec *spec);
 
 /* Write ev as an allocation at `time` with `nsamples` and, unless the spec
- * skipped them, its backtrace (locations from IN). *id gets OUT's id. */
+ * skipped them, its backtrace (locations from IN). *id gets OUT's id.
+ * MT_ERR_LOCATION, with nothing written, when IN's damage left a code of
+ * the backtrace without locations (cli_rewrite_defined). */
 int cli_rewrite_alloc(cli_rewrite *rw, const mt_event *ev, int64_t time,
                       int64_t nsamples, int64_t *id);
+
+/* Whether every code that allocation ev's backtrace may show for the first
+ * time has a location event in IN. Call it for every allocation in order
+ * (cli_rewrite_alloc does), dropped ones too: it looks up only the frames
+ * that may be new (analysis/newcodes.h). */
+int cli_rewrite_defined(cli_rewrite *rw, const mt_event *ev);
 
 /* Whether frames [from, backtrace_len) of allocation ev hold a code that no
  * location event of IN defined (a damaged trace); the first in *code. */

@@ -9,6 +9,10 @@
 #     offset and what was wrong;
 #   * where the reference read the trace to its end (NAME.exit is 0: only
 #     skipped packets), status 0;
+#   * copy, subsample, strip-names: whenever IN's trace info could be read
+#     (our dump printed a line), OUT exists and is a valid trace, damaged IN
+#     or not (their --help: "OUT receives every event before the damage");
+#     copy's OUT dumps as the lines our dump printed of IN;
 #   * where the reference failed, status 1 for every command that decodes
 #     backtraces. info, live and strip-names skip them undecoded, so damage
 #     inside a backtrace is not theirs to see (their --help says so): 0 or 1.
@@ -31,6 +35,7 @@ for ctf in "${ctfs[@]}"; do
   ref_rc=$(tr -d ' \n\r' < "$dir/$name.exit")
   MT_CHECKED=$((MT_CHECKED + 1))
   before=$MT_FAILURES
+  "$CLI" dump "$ctf" > "$MT_TMP/indump" 2> /dev/null
   for cmd in "${cmds[@]}"; do
     case $cmd in
       diff) args=("$ctf" "$ctf") ;;
@@ -59,6 +64,17 @@ for ctf in "${ctfs[@]}"; do
         *) mt_fail "$id" "error line does not name the file and the offset: '$last'"; continue ;;
       esac
     fi
+    case $cmd in copy|subsample|strip-names)
+      if [ -s "$MT_TMP/indump" ]; then
+        if [ ! -f "$out" ] || ! "$CLI" check "$out" > /dev/null 2> "$MT_TMP/cerr"; then
+          mt_fail "$id" "exit status $rc, and OUT is missing or not a valid trace"
+          mt_show_stderr "$MT_TMP/err"; continue
+        fi
+        if [ "$cmd" = copy ] && ! "$CLI" dump "$out" 2> /dev/null | cmp -s - "$MT_TMP/indump"; then
+          mt_fail "$id" "OUT's dump is not the lines dump printed of IN"; continue
+        fi
+      fi ;;
+    esac
     if [ "$ref_rc" = 0 ] && [ "$rc" -ne 0 ]; then
       mt_fail "$id" "exit status $rc; the reference reads this trace to its end"
       mt_show_stderr "$MT_TMP/err"; continue
