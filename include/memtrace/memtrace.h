@@ -17,7 +17,11 @@
  *    one handle must not be used by two threads at the same time.
  *  - The library never prints, never exits and never aborts on bad data.
  *  - Location codes are 64-bit values in the canonical 63-bit form of the
- *    format (bit 63 equals bit 62). Printed as signed decimals (int64_t).
+ *    format (bit 63 equals bit 62). The library's messages print them in
+ *    hex ("invalid location code 2ac1e85e6499", as the reference's do);
+ *    memtrace dump prints them as signed decimals (int64_t), as its dump.
+ *  - Messages (*_error(), mt_status_name()) stay valid until the next call
+ *    on the same handle (mt_status_name's: for ever).
  *  - Times are microseconds since the Unix epoch (int64_t).
  */
 #ifndef MEMTRACE_H
@@ -58,7 +62,8 @@ enum {
     MT_ERR_UNSUPPORTED = -8 /* valid but outside what this build handles     */
 };
 
-/* Short constant name of a status code ("MT_ERR_FORMAT", ...). */
+/* Short constant name of a status code ("MT_ERR_FORMAT", ...);
+ * "MT_ERR_UNKNOWN" for a value that is none. */
 MT_API const char *mt_status_name(int status);
 
 /* Library version string, MT_VERSION_STRING of the built library. */
@@ -106,7 +111,8 @@ typedef enum {
 } mt_event_kind;
 
 /* One decoded event. Pointers are owned by the reader and stay valid until
- * the next call to mt_reader_next() or mt_reader_close(). */
+ * the next call to mt_reader_next(), mt_reader_scan() or mt_reader_close()
+ * (inside a scan's callback: until it returns). */
 typedef struct mt_event {
     mt_event_kind kind;
     int64_t time;                /* us since epoch; minus info.start_time = dt */
@@ -140,7 +146,8 @@ typedef enum {
 } mt_diag_kind;
 
 /* message: the reference reader's words, without newline. offset: byte
- * offset of the skipped packet in the trace. */
+ * offset of the skipped packet in the trace (as mt_reader_offset counts).
+ * Called from inside the reader's calls: it must not call the reader. */
 typedef void (*mt_diag_fn)(void *ctx, mt_diag_kind kind, uint64_t offset,
                            const char *message);
 
@@ -157,7 +164,8 @@ MT_API mt_reader *mt_reader_create(const mt_reader_options *opt);
 
 /* Attach input and read the trace_info packet. Exactly one open call per
  * reader. open_file opens and later closes the path; open_fd reads from fd
- * (any readable descriptor, pipes included) and leaves it open; open_memory
+ * (any readable blocking descriptor, pipes included: EAGAIN is an error)
+ * from its current position, and leaves it open; open_memory
  * reads from a buffer that must outlive the reader. When open_file cannot
  * open the path (MT_ERR_IO), the message is strerror's ("No such file or
  * directory"), without the path, which the caller knows and names. */
@@ -165,7 +173,8 @@ MT_API int mt_reader_open_file(mt_reader *r, const char *path);
 MT_API int mt_reader_open_fd(mt_reader *r, int fd);
 MT_API int mt_reader_open_memory(mt_reader *r, const void *data, size_t size);
 
-/* The trace metadata; valid after a successful open. */
+/* The trace metadata; valid after a successful open (NULL before one, or
+ * after a failed one), for the reader's lifetime. */
 MT_API const mt_trace_info *mt_reader_info(const mt_reader *r);
 
 /* Next event: MT_OK (ev filled), MT_EOF at the end of the trace, or an error.
@@ -197,7 +206,9 @@ MT_API int mt_reader_locations(mt_reader *r, uint64_t code,
  * offset (misuse and MT_ERR_LOCATION set none: see the conventions). */
 MT_API const char *mt_reader_error(const mt_reader *r);
 
-/* Offset in the file of the first byte not yet consumed. */
+/* Offset of the first byte not yet consumed, counted from where reading
+ * began: the file's start for open_file and open_memory, the descriptor's
+ * position at open_fd. The offsets in messages count the same way. */
 MT_API uint64_t mt_reader_offset(const mt_reader *r);
 
 /* Free everything (closes the file of mt_reader_open_file). NULL is ok. */
@@ -218,7 +229,13 @@ typedef int (*mt_sink_fn)(void *ctx, const void *buf, size_t len);
  * stay valid until the callback is called again or the writer call returns.
  * A NULL filename or function is written as "". Return 0; nonzero (or NULL
  * *locs with *n > 0) defines the code with no location, and the writer
- * call returns MT_ERR_LOCATION after writing its event. */
+ * call returns MT_ERR_LOCATION after writing its event. A NULL callback
+ * defines every code with no location (and is not an error). The format
+ * bounds what a code holds (spec 5.5, as the reference writer does): more
+ * than 255 records, or more than 4096 bytes of them with their names, give
+ * the code the unknown location instead; line is kept in 20 bits,
+ * start_char in 8 and end_char in 10, a value out of range (negative ones
+ * included) becoming the field's maximum. */
 typedef int (*mt_locate_fn)(void *ctx, uint64_t code,
                             const mt_location **locs, size_t *n);
 
@@ -249,6 +266,13 @@ MT_API int mt_writer_open_sink(mt_writer **out, mt_sink_fn sink, void *sink_ctx,
  * integers (-2^62 <= v < 2^62); time must not be below the previous event's
  * (or the trace's start_time): else MT_ERR_ARG, nothing is written and the
  * writer stays usable. locate is called for codes the codec must define.
+ * A backtrace's encoding takes at most 4096 bytes (spec 6.4): ~409 frames
+ * never seen before (a miss takes 10 bytes; frames the cache predicts, far
+ * fewer). Past that the frames nearest the allocation site are dropped
+ * without a word, as the reference writer drops them, and the readers see
+ * the truncated backtrace (and, for the next allocation sharing its
+ * outer frames, the previous one: spec 6.5). Callers that care cut deep
+ * stacks first.
  * On success *id (if non-NULL) gets the allocation's object id; so it does
  * with MT_ERR_LOCATION (the event was written, see mt_locate_fn), which
  * leaves the writer usable too. */
@@ -260,11 +284,16 @@ MT_API int mt_writer_alloc(mt_writer *w, int64_t time, int64_t length,
 /* Promotion (minor to major heap) and collection of an earlier allocation.
  * id must be smaller than the next allocation's id, and no more than 2^62
  * below it (the event stores the difference in 63 bits); time as for
- * mt_writer_alloc. Else MT_ERR_ARG, nothing written, the writer usable. */
+ * mt_writer_alloc. Else MT_ERR_ARG, nothing written, the writer usable.
+ * A negative id, which no allocation has, is written as given: the format
+ * and the reference's reader allow it, and copying such a trace keeps it. */
 MT_API int mt_writer_promote(mt_writer *w, int64_t time, int64_t id);
 MT_API int mt_writer_collect(mt_writer *w, int64_t time, int64_t id);
 
-/* Write out everything buffered (location packets, then the events packet). */
+/* Write out everything buffered (location packets, then the events packet,
+ * which is written even when it holds no event, as the reference's flush
+ * does). MT_OK, or the status that stopped the writer (MT_ERR_IO,
+ * MT_ERR_PID_CHANGED, MT_ERR_NOMEM; MT_ERR_ARG once finished). */
 MT_API int mt_writer_flush(mt_writer *w);
 
 /* Final flush: after it the writer takes no more events (MT_ERR_ARG) and
@@ -278,9 +307,11 @@ MT_API int mt_writer_finish(mt_writer *w);
 MT_API int mt_writer_close(mt_writer *w);
 
 /* Message of the last error ("" if none; "writer finished" once finished
- * without error, as events are then refused). After an I/O error or a pid
- * change the writer refuses further events (it never writes a partial
- * packet). The writer calls write(2) on its descriptor: writing to a pipe
+ * without error, as events are then refused). After an I/O error, a pid
+ * change or running out of memory the writer refuses further events (it
+ * never writes a partial packet; on a regular file a failed write is cut
+ * back to the end of the last whole packet, counted from the file's end
+ * at open when the descriptor appends, O_APPEND). The writer calls write(2) on its descriptor: writing to a pipe
  * or socket whose reader has gone raises SIGPIPE, which kills a process
  * that does not ignore it (ignored, the call fails with MT_ERR_IO). */
 MT_API const char *mt_writer_error(const mt_writer *w);

@@ -10,6 +10,7 @@
  * not outlive the call.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -563,7 +564,14 @@ static int open_common(mt_writer **out, mt_sink_fn sink, void *sink_ctx,
     if (fd >= 0) {
         struct stat st;
         w->fd_seekable = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
-        off_t at = w->fd_seekable ? lseek(fd, 0, SEEK_CUR) : 0;
+        /* Where the first packet goes: the file's end when every write
+         * appends (the offset of a fresh O_APPEND descriptor is 0, and a
+         * failed write would cut the file back to there, the caller's
+         * bytes before the trace with it). */
+        int flags = fcntl(fd, F_GETFL);
+        off_t at = !w->fd_seekable ? 0
+                   : flags >= 0 && (flags & O_APPEND) ? st.st_size
+                                                     : lseek(fd, 0, SEEK_CUR);
         w->fd_good = at > 0 ? at : 0;
         w->sink = fd_sink;
         w->sink_ctx = &w->fd;

@@ -20,6 +20,7 @@
  * their own: unit_test_writer <section>... (ctest runs one per test).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -596,8 +597,11 @@ static void test_enospc(void)
  * writes what fits, then fails with EFBIG): the writer reports MT_ERR_IO
  * naming the offset of the packet it could not write, cuts the file back
  * to there, and the file reads back as a valid trace of every packet
- * written before. */
-static void test_file_limit(void)
+ * written before. prefix: bytes of the caller's already in the file,
+ * which the descriptor appends to (O_APPEND, opened at offset 0: the
+ * writer once took 0 for the trace's start, and cut the caller's bytes
+ * away). */
+static void test_file_limit(size_t prefix)
 {
     char path[] = "/tmp/mt_test_fsizeXXXXXX";
     int fd = mkstemp(path);
@@ -606,6 +610,14 @@ static void test_file_limit(void)
         return;
     }
     unlink(path);
+    char mine[2000];
+    memset(mine, 'u', sizeof mine);
+    if (prefix) {
+        CHECK(prefix <= sizeof mine);
+        CHECK_EQ(write(fd, mine, prefix), (ssize_t)prefix);
+        CHECK_EQ(lseek(fd, 0, SEEK_SET), 0);
+        CHECK_EQ(fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_APPEND), 0);
+    }
     struct rlimit old, lim;
     struct sigaction ign, old_sa;
     memset(&ign, 0, sizeof ign);
@@ -634,15 +646,19 @@ static void test_file_limit(void)
 
     struct stat sb;
     CHECK_EQ(fstat(fd, &sb), 0);
-    size_t len = (size_t)sb.st_size;
+    size_t size = (size_t)sb.st_size;
     char want[64];
-    snprintf(want, sizeof want, "write failed at offset %zu: ", len);
+    snprintf(want, sizeof want, "write failed at offset %zu: ", size);
     CHECK(strstr(msg, want) != NULL);
-    CHECK(len > 60000 && len < 100000);
+    CHECK(size > 60000 && size < 100000);
+    char head[sizeof mine];
+    CHECK_EQ(pread(fd, head, prefix, 0), (ssize_t)prefix);
+    CHECK(memcmp(head, mine, prefix) == 0);         /* the caller's bytes kept */
+    size_t len = size > prefix ? size - prefix : 0;
     msink file = {0};
     file.p = malloc(len ? len : 1);
     file.len = len;
-    CHECK_EQ(pread(fd, file.p, len, 0), (ssize_t)len);
+    CHECK_EQ(pread(fd, file.p, len, (off_t)prefix), (ssize_t)len);
     int np = walk_packets(file.p, len, pk, 64);
     CHECK(np >= 3);                         /* whole packets, end to end */
     if (np >= 3) {
@@ -652,6 +668,16 @@ static void test_file_limit(void)
     }
     free(file.p);
     close(fd);
+}
+
+static void test_file_limit_plain(void)
+{
+    test_file_limit(0);
+}
+
+static void test_file_limit_append(void)
+{
+    test_file_limit(1000);
 }
 
 static void test_fork(void)
@@ -844,7 +870,8 @@ static const struct {
     {"promote_collect", test_promote_collect},
     {"forms", test_forms},
     {"enospc", test_enospc},
-    {"file_limit", test_file_limit},
+    {"file_limit", test_file_limit_plain},
+    {"file_limit_append", test_file_limit_append},
     {"fork", test_fork},
     {"empty_callstack", test_empty_callstack},
     {"random_roundtrip", test_random_roundtrip},
