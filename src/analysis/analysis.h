@@ -25,6 +25,13 @@
 #define MT_BAD_CODE_FMT "offset %llu: invalid location code %08llx: no location event " \
                         "defines it (in the allocation ending at this offset)"
 
+/* The first damage of the trace at path, every check made (backtraces
+ * decoded, each code's locations looked up): for a command that read it
+ * without backtraces and failed, the error every other command gives.
+ * 1 with its message ("offset N: ...") in err; 0 when it finds none it
+ * can name (path "-", which cannot be read again; out of memory; I/O). */
+int mt_first_damage(const char *path, char *err, size_t errsize);
+
 /* ---- estimates --------------------------------------------------------- */
 
 /* Estimated bytes allocated by nsamples samples: nsamples / rate words of

@@ -920,7 +920,10 @@ int mt_scan_run(mt_scan *s, const char *path)
     if (p->b.stopped)
         return MT_OK;
     if (st != MT_EOF) {
-        snprintf(s->err, sizeof s->err, "%s", mt_reader_error(s->reader));
+        /* (read without backtraces: an earlier damage in them may exist,
+         * which the other commands name) */
+        if (!opt.skip_backtraces || !mt_first_damage(path, s->err, sizeof s->err))
+            snprintf(s->err, sizeof s->err, "%s", mt_reader_error(s->reader));
         return st;
     }
     if (s->timeline) {

@@ -31,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "analysis/analysis.h"
 #include "cli/cli.h"
 #include "util/json.h"
 #include "cli/ocaml_int.h"
@@ -75,7 +76,8 @@ void usage_info(FILE *out)
             "minor allocation is ignored instead of aborting the report.\n"
             "Skipped packets are reported on standard error. TRACE '-' reads stdin.\n"
             "Backtraces are skipped, not decoded, so damage inside them goes\n"
-            "unnoticed; `memtrace check` finds it.\n"
+            "unnoticed (`memtrace check` finds it), unless other damage stops the\n"
+            "reading: the error then names the first, as every command does.\n"
             "\n"
             "Options:\n"
             "  --json       print the same facts as one JSON object: the trace info\n"
@@ -423,7 +425,10 @@ int cmd_info(int argc, char **argv)
     } else if (st != MT_EOF) {
         if (!have_size && !json)
             print_header(stdout, path, mt_reader_offset(r), info);
-        cli_error("info", "%s: %s", path, mt_reader_error(r));
+        /* (read without backtraces: the first damage may be in one) */
+        char first[300];
+        cli_error("info", "%s: %s", path, mt_first_damage(path, first, sizeof first)
+                                              ? first : mt_reader_error(r));
         rc = EXIT_DATA;
     } else {
         if (!have_size)

@@ -53,7 +53,8 @@ void usage_live(FILE *out)
             "the trace twice). Skipped packets are reported on standard error; a\n"
             "progress line is shown there for long runs. Without filters that need\n"
             "them, backtraces are skipped, not decoded, so damage inside them goes\n"
-            "unnoticed; `memtrace check` finds it.\n"
+            "unnoticed (`memtrace check` finds it), unless other damage stops the\n"
+            "reading: the error then names the first, as every command does.\n"
             "\n"
             "Exit status: 0 success, 1 malformed trace or I/O error (message with\n"
             "the file and offset on standard error), 2 bad usage.\n");

@@ -13,6 +13,9 @@
 #     (our dump printed a line), OUT exists and is a valid trace, damaged IN
 #     or not (their --help: "OUT receives every event before the damage");
 #     copy's OUT dumps as the lines our dump printed of IN;
+#   * a command that fails names the first damage, the offset `check` names
+#     (strip-names aside: it names the damage it stopped at, before which
+#     OUT holds every event, and backtraces are not its to read);
 #   * where the reference failed, status 1 for every command that decodes
 #     backtraces. info, live and strip-names skip them undecoded, so damage
 #     inside a backtrace is not theirs to see (their --help says so): 0 or 1.
@@ -36,6 +39,8 @@ for ctf in "${ctfs[@]}"; do
   MT_CHECKED=$((MT_CHECKED + 1))
   before=$MT_FAILURES
   "$CLI" dump "$ctf" > "$MT_TMP/indump" 2> /dev/null
+  first=$("$CLI" check "$ctf" 2>&1 > /dev/null | grep -v '^skipping' | tail -n 1 |
+          sed -n 's/^memtrace check: .*: offset \([0-9]*\): .*/\1/p')
   for cmd in "${cmds[@]}"; do
     case $cmd in
       diff) args=("$ctf" "$ctf") ;;
@@ -63,6 +68,11 @@ for ctf in "${ctfs[@]}"; do
         "memtrace $cmd: $ctf: offset "[0-9]*": "?*) ;;
         *) mt_fail "$id" "error line does not name the file and the offset: '$last'"; continue ;;
       esac
+      at=${last#"memtrace $cmd: $ctf: offset "}
+      at=${at%%:*}
+      if [ "$cmd" != strip-names ] && [ -n "$first" ] && [ "$at" != "$first" ]; then
+        mt_fail "$id" "names offset $at; the first damage (check's) is at $first: '$last'"; continue
+      fi
     fi
     case $cmd in copy|subsample|strip-names)
       if [ -s "$MT_TMP/indump" ]; then
