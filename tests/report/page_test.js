@@ -250,6 +250,18 @@ async function longInfo(page, name) {
         `${name}: context shown as ${ctx.lines} lines (white-space ${ctx.ws}), the trace's has ${nl}`);
 }
 
+// the info box's rate as printf's %.6g, no padding zeros (ref-example-ocamlopt,
+// rate 0.001: "8000", it said "8000.00"); the tab's title names the program
+async function infoRate(page, name) {
+  const got = await page.evaluate(() => ({rows: [...document.querySelectorAll('#info tr')].map((r) => r.textContent),
+    title: document.title, exe: D.executable, pid: D.pid}));
+  const rate = got.rows.find((r) => r.startsWith('sample rate')) || '';
+  check(rate === 'sample rateone sample per 8000 bytes (rate 0.001)', `${name}: '${rate}'`,
+        `${name}: rate row '${rate}'`);
+  const want = `memtrace report: ${got.exe.split('/').pop()} [${got.pid}]`;
+  check(got.title === want, `${name}: title '${got.title}'`, `${name}: title '${got.title}', wanted '${want}'`);
+}
+
 // a trace with no allocations: a note, no chart, flame graph or table
 async function empty(page, name) {
   const note = await page.isVisible('#empty') ? await page.textContent('#empty') : '';
@@ -305,7 +317,7 @@ async function step(f, page, name) {
   const pages = [
     ['corpus', corpusTrace, {init: labelSpy},
      [tooltip, dragOutside, liveScale, peakLabel, windowHeaders, search, flameLabels]],
-    ['ocamlopt', trace('traces/ref-example-ocamlopt.ctf'), {}, [sitesNote, peakLabel]],
+    ['ocamlopt', trace('traces/ref-example-ocamlopt.ctf'), {}, [sitesNote, peakLabel, infoRate]],
     ['longinfo', trace('traces/synth-info-long.ctf'), {}, [longInfo]],
     ['empty', trace('malformed/bad-info-only.ctf'), {}, [empty]],
     // filters that select nothing: the note names them
