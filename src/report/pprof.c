@@ -4,8 +4,9 @@
  *
  * Sample types, in Go's heap-profile order (pprof shows the last by
  * default): alloc_objects/count, alloc_space/bytes, inuse_objects/count,
- * inuse_space/bytes. One Sample per distinct backtrace, its values the
- * stack's estimates rounded to integers. One Location per backtrace code,
+ * inuse_space/bytes. One Sample per distinct list of locations (backtraces
+ * that differ only in codes with no location, or in hidden frames, are one
+ * sample), its values the sum of its stacks' estimates, rounded to integers. One Location per backtrace code,
  * its Lines the code's inline chain innermost first (the trace lists it
  * outermost first), hidden functions left out; a Sample's locations run
  * from the leaf (the allocation site) to the outermost caller. One Function
@@ -23,6 +24,7 @@
 
 #include "report/profile.pb-c.h"
 #include "util/grow.h"
+#include "util/stackset.h"
 #include "util/strtab.h"
 #include "util/u64map.h"
 
@@ -32,6 +34,11 @@ typedef Perftools__Profiles__Sample PSample;
 typedef Perftools__Profiles__Location PLocation;
 typedef Perftools__Profiles__Line PLine;
 typedef Perftools__Profiles__Function PFunction;
+
+/* The four values of a sample, summed over its stacks before rounding. */
+typedef struct psum {
+    double v[4];
+} psum;
 
 typedef struct enc {
     /* string table: strings (borrowed, or owned when *owned) */
@@ -245,6 +252,9 @@ int rp_write_pprof(rp_profile *p, const mt_filter *f, int fd, const char *name,
 {
     enc e;
     memset(&e, 0, sizeof e);
+    stackset samples = {0};         /* distinct location lists */
+    psum *sums = NULL;              /* their summed estimates, by list id */
+    size_t sums_cap = 0, nsums = 0;
     uint64_t *locs = NULL;
     const mt_location **buf = NULL;
     uint8_t *out = NULL;
@@ -285,6 +295,35 @@ int rp_write_pprof(rp_profile *p, const mt_filter *f, int fd, const char *name,
                          (unsigned long long)codes[j]);
                 goto out;
             }
+    }
+
+    /* the samples: each stack's location list (outermost first, as the
+     * set shares prefixes), the estimates summed per distinct list */
+    for (size_t i = 0; i < p->n; i++) {
+        const rp_stack *st = &p->v[i];
+        if (!st->count)
+            continue;
+        size_t len, n = 0;
+        const uint64_t *codes = stackset_get(&p->stacks, (uint32_t)i, &len);
+        if (grow_array(&locs, &locs_cap, len + 1, sizeof *locs))
+            goto nomem;
+        for (size_t j = 0; j < len; j++) {
+            int64_t id = loc_id(&e, p, f, codes[j], &buf, &buf_cap);  /* (known) */
+            if (id > 0)
+                locs[n++] = (uint64_t)id;
+        }
+        uint32_t k;
+        if (stackset_add(&samples, locs, n, &k))
+            goto nomem;
+        if (k == nsums) {                   /* (ids are dense: a new list) */
+            if (grow_array(&sums, &sums_cap, nsums + 1, sizeof *sums))
+                goto nomem;
+            memset(&sums[nsums++], 0, sizeof *sums);
+        }
+        sums[k].v[0] += st->alloc_obj;
+        sums[k].v[1] += rp_bytes(p, st->alloc);
+        sums[k].v[2] += st->at_obj;
+        sums[k].v[3] += rp_bytes(p, st->at);
     }
 
     /* comment: where the profile came from */
@@ -356,22 +395,17 @@ int rp_write_pprof(rp_profile *p, const mt_filter *f, int fd, const char *name,
     opened = 1;
     if (put_profile(&o, &head, &out, &out_cap, err, errlen))
         goto out;
-    /* samples: one per stack with objects; locations leaf first */
-    for (size_t i = 0; i < p->n; i++) {
-        const rp_stack *s = &p->v[i];
-        if (!s->count)
-            continue;
-        size_t len, n = 0;
-        const uint64_t *codes = stackset_get(&p->stacks, (uint32_t)i, &len);
+    /* samples, in the order of their first stack; locations leaf first */
+    for (uint32_t k = 0; k < samples.nstacks; k++) {
+        size_t len;
+        const uint64_t *ids = stackset_get(&samples, k, &len);
         if (grow_array(&locs, &locs_cap, len + 1, sizeof *locs))
             goto nomem;
-        for (size_t j = len; j-- > 0;) {
-            int64_t id = loc_id(&e, p, f, codes[j], &buf, &buf_cap);  /* (known) */
-            if (id > 0)
-                locs[n++] = (uint64_t)id;
-        }
-        int64_t values[4] = {round_i64(s->alloc_obj), round_i64(rp_bytes(p, s->alloc)),
-                             round_i64(s->at_obj), round_i64(rp_bytes(p, s->at))};
+        for (size_t j = 0; j < len; j++)
+            locs[j] = ids[len - 1 - j];
+        size_t n = len;
+        int64_t values[4] = {round_i64(sums[k].v[0]), round_i64(sums[k].v[1]),
+                             round_i64(sums[k].v[2]), round_i64(sums[k].v[3])};
         PSample sm;
         perftools__profiles__sample__init(&sm);
         sm.location_id = locs;
@@ -394,6 +428,8 @@ out:
     free(out);
     free(buf);
     free(locs);
+    free(sums);
+    stackset_free(&samples);
     enc_free(&e);
     return rc;
 }

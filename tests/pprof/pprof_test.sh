@@ -105,6 +105,49 @@ if [ -f "$TR" ]; then
       { fail "corpus $la: pprof alloc $asum / inuse $usum vs top $talloc / $tuse ($nst stacks)"; continue; }
     echo "ok   corpus $la: alloc $asum ~ top $talloc, inuse $usum ~ top $key $tuse ($nst stacks)"
   done
+  # one sample per distinct list of locations: stacks that differ only in
+  # codes without location (ref-test-ocamlopt) or in hidden frames were
+  # written as several samples with the same list
+  for args in "$CORPUS/traces/ref-test-ocamlopt.ctf" "--hide _ $CORPUS/traces/real-fork.ctf"; do
+    # shellcheck disable=SC2086
+    expect 0 "pprof $args" pprof $args -o "$T/d.pb.gz" || continue
+    # (read from the protobuf itself: go tool pprof merges such samples)
+    dups=$(python3 - "$T/d.pb.gz" <<'PY'
+import gzip, sys
+def varint(b, i):
+    v = s = 0
+    while True:
+        c = b[i]; i += 1; v |= (c & 0x7f) << s; s += 7
+        if c < 0x80: return v, i
+def fields(b):
+    i = 0
+    while i < len(b):
+        key, i = varint(b, i)
+        f, t = key >> 3, key & 7
+        if t == 0: v, i = varint(b, i)
+        elif t == 2:
+            n, i = varint(b, i); v = b[i:i + n]; i += n
+        elif t == 1: v = b[i:i + 8]; i += 8
+        else: v = b[i:i + 4]; i += 4
+        yield f, t, v
+lists = []
+for f, t, v in fields(gzip.open(sys.argv[1]).read()):
+    if f == 2:                          # Sample
+        ids = []
+        for g, u, w in fields(v):
+            if g == 1 and u == 2:       # location_id, packed
+                j = 0
+                while j < len(w):
+                    x, j = varint(w, j); ids.append(x)
+            elif g == 1:
+                ids.append(w)
+        lists.append(tuple(ids))
+print(len(lists) - len(set(lists)))
+PY
+)
+    [ "$dups" = 0 ] && echo "ok   pprof $args: no two samples share a location list" ||
+      fail "pprof $args: $dups location lists in several samples"
+  done
   expect 1 "malformed trace" pprof "$CORPUS/malformed/bad-bt-flip-bucket.ctf" -o "$T/x.pb.gz"
   grep -q "memtrace pprof: " "$T/err" || fail "no message for a malformed trace"
 else
