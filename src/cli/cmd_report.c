@@ -43,8 +43,9 @@ void usage_report(FILE *out)
             "distinct stacks, not the trace's.\n"
             "\n"
             "Options:\n"
-            "  -o, --output FILE   write to FILE (default: TRACE's name with .html,\n"
-            "                      named on standard error; '-': standard output)\n"
+            "  -o, --output FILE   write to FILE (default: TRACE's name with its\n"
+            "                      .ctf replaced by .html, or .html added; named\n"
+            "                      on standard error; '-': standard output)\n"
             "  -h, --help          show this help\n"
             "\n"
             CLI_HELP_OUT_FILE
@@ -93,10 +94,12 @@ int cmd_report(int argc, char **argv)
         goto out;
     }
     if (!outpath) {
+        /* t.ctf -> t.html; any other name gets .html added (x.trace and
+         * x.TRACE would both have been x.html, one overwriting the other) */
         size_t n = strlen(path);
-        const char *dot = strrchr(path, '.'), *slash = strrchr(path, '/');
-        if (dot && (!slash || dot > slash + 1))
-            n = (size_t)(dot - path);
+        const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+        if (strlen(base) > 4 && strcmp(path + n - 4, ".ctf") == 0)
+            n -= 4;
         outbuf = malloc(n + 6);
         if (!outbuf) {
             cli_error("report", "out of memory");

@@ -159,6 +159,10 @@ cp "$T/known.ctf" "$T/named.trace.ctf"
 expect 0 "default output name" report "$T/named.trace.ctf"
 [ -s "$T/named.trace.html" ] || fail "no $T/named.trace.html"
 grep -qx "memtrace report: wrote $T/named.trace.html" "$T/err" || fail "the default output name not said"
+# only .ctf is replaced: x.trace and x.TRACE were both x.html
+cp "$T/named.trace.ctf" "$T/other.trace"
+expect 0 "default output name, not .ctf" report "$T/other.trace"
+[ -s "$T/other.trace.html" ] && [ ! -e "$T/other.html" ] || fail "other.trace: not other.trace.html"
 expect 0 "standard output" report "$T/known.ctf" -o -
 grep -q "</html>" "$T/out" || fail "-o -: no page on standard output"
 expect 2 "no TRACE" report
