@@ -28,6 +28,7 @@ void usage_copy(FILE *out)
             "Options:\n"
             "  --format-version N   write format version N: 2 (default) or 3\n"
             "                       (v003 with a single domain)\n"
+            "  --                   end of options (for file names starting with -)\n"
             "  -h, --help           show this help\n"
             "\n"
             "Exit status: 0 success, 1 bad trace or I/O error, 2 bad usage.\n");
@@ -67,7 +68,7 @@ int cmd_copy(int argc, char **argv)
             if (k == 0)
                 return cli_usage_error("copy", "unknown option '%s'", a);
             if (strcmp(v, "2") != 0 && strcmp(v, "3") != 0)
-                return cli_usage_error("copy", "--format-version takes 2 or 3");
+                return cli_usage_error("copy", "--format-version takes 2 or 3, got '%s'", v);
             version = v[0] - '0';
             continue;
         }

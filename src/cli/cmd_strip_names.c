@@ -16,7 +16,7 @@
 void usage_strip_names(FILE *out)
 {
     fprintf(out,
-            "Usage: memtrace strip-names IN OUT\n"
+            "Usage: memtrace strip-names [OPTIONS] IN OUT\n"
             "\n"
             "Write to OUT an anonymised copy of the trace IN that can be shared\n"
             "without revealing the program, the machine or the source code. OUT is a\n"

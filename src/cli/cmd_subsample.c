@@ -339,7 +339,7 @@ int cmd_subsample(int argc, char **argv)
         int k = cli_opt_value(CMD, argc, argv, &i, "--format-version", &v);
         if (k > 0) {
             if (strcmp(v, "2") != 0 && strcmp(v, "3") != 0)
-                return cli_usage_error(CMD, "--format-version takes 2 or 3");
+                return cli_usage_error(CMD, "--format-version takes 2 or 3, got '%s'", v);
             version = v[0] - '0';
             continue;
         }

@@ -52,7 +52,8 @@ void usage_top(FILE *out)
             "                        column to rank by (default allocated)\n"
             "  --limit N             show the first N sites (default 25; 0: all)\n"
             "  --json                one JSON object: trace, totals, sites with the\n"
-            "                        same numbers (bytes unrounded, rse as fractions)\n"
+            "                        same numbers (bytes unrounded, rse as fractions;\n"
+            "                        word_size in bits, as the trace stores it)\n"
             "  -h, --help            show this help\n"
             "\n");
     mt_filter_help(out);
