@@ -27,6 +27,13 @@ int main(int argc, char **argv)
                 return EXIT_DATA;
             }
         }
+    /* One buffer for what a help text or a report prints (a 4 KiB one
+     * let a longer text go out in pieces, and a failed piece left no errno
+     * for the final flush to report: "write error" for "No space left on
+     * device"). A terminal keeps its line buffering. */
+    static char outbuf[1 << 16];    /* (glibc ignores the size without one) */
+    if (!isatty(STDOUT_FILENO))
+        setvbuf(stdout, outbuf, _IOFBF, sizeof outbuf);
     int rc = cli_main(argc, argv);
     /* Whatever a command left in stdio's buffer (--help, --version): a
      * failed write is an error, not a success. */

@@ -354,13 +354,15 @@ fi
 expect_status "dump --json=1 (a flag with a value)" 2 dump --json=1 "$INPUT"
 
 # --- the output is never the input -------------------------------------------
+# (report's default name for h.ctf is h.html: here a hard link to it)
 cp "$INPUT" "$T/in.ctf"; cp "$INPUT" "$T/in.html"; ln -s "$T/in.ctf" "$T/link"
+cp "$INPUT" "$T/h.ctf"; ln "$T/h.ctf" "$T/h.html"
 for args in "pprof $T/in.ctf -o $T/in.ctf" "speedscope $T/in.ctf --output=$T/link" \
-            "report $T/in.ctf -o $T/link" "report $T/in.html"; do
+            "report $T/in.ctf -o $T/link" "report $T/h.ctf"; do
   # shellcheck disable=SC2086
   run $args
   if [ "$RC" -eq 2 ] && grep -q "must not be the input" "$T/err" &&
-     cmp -s "$INPUT" "$T/in.ctf" && cmp -s "$INPUT" "$T/in.html"; then
+     cmp -s "$INPUT" "$T/in.ctf" && cmp -s "$INPUT" "$T/in.html" && cmp -s "$INPUT" "$T/h.ctf"; then
     pass "memtrace $args: refused, the trace intact"
   else fail_run "memtrace $args: expected exit 2 and the trace intact"; fi
 done
