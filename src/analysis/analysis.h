@@ -285,7 +285,7 @@ typedef struct mt_site_report {
  * for tests, which compare both. */
 #define MT_SITES_ONE_THREAD 2u
 int mt_site_report_run(mt_site_report *r, const char *path, const mt_filter *f,
-                       mt_site_by by, unsigned flags, mt_diag_fn diag,
+                       mt_site_by by, unsigned flags, mt_diag_fn diag, void *diag_ctx,
                        void (*tick)(void *, const mt_reader *), void *tick_ctx);
 void mt_site_report_free(mt_site_report *r);
 

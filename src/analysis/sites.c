@@ -357,7 +357,8 @@ static void take_info(mt_site_report *r, const mt_scan *s)
  * MT_ERR_UNSUPPORTED when the trace needs two passes after all (the sites
  * are then reset). */
 static int one_pass(mt_site_report *r, const char *path, const mt_filter *f,
-                    unsigned flags, mt_diag_fn diag, void (*tick)(void *, const mt_reader *),
+                    unsigned flags, mt_diag_fn diag, void *diag_ctx,
+                    void (*tick)(void *, const mt_reader *),
                     void *tick_ctx)
 {
     mt_timeline tl;
@@ -380,6 +381,7 @@ static int one_pass(mt_site_report *r, const char *path, const mt_filter *f,
     s.on_object = pt_object;
     s.ctx = &pt;
     s.diag = diag;
+    s.diag_ctx = diag_ctx;
     s.tick = tick;
     s.tick_ctx = tick_ctx;
     int st = mt_scan_run(&s, path);
@@ -404,14 +406,14 @@ static int one_pass(mt_site_report *r, const char *path, const mt_filter *f,
 }
 
 int mt_site_report_run(mt_site_report *r, const char *path, const mt_filter *f,
-                       mt_site_by by, unsigned flags, mt_diag_fn diag,
+                       mt_site_by by, unsigned flags, mt_diag_fn diag, void *diag_ctx,
                        void (*tick)(void *, const mt_reader *), void *tick_ctx)
 {
     memset(r, 0, sizeof *r);
     r->sites.by = by;
     if (!(flags & MT_SITES_TWO_PASS) && !f->has_min_life && !f->has_max_life &&
         f->live_mode == MT_LIVE_ANY && strcmp(path, "-") != 0) {
-        int st = one_pass(r, path, f, flags, diag, tick, tick_ctx);
+        int st = one_pass(r, path, f, flags, diag, diag_ctx, tick, tick_ctx);
         if (st != MT_ERR_UNSUPPORTED) {
             if (st == MT_OK && !r->executable) {
                 snprintf(r->err, sizeof r->err, "out of memory");
@@ -437,6 +439,7 @@ int mt_site_report_run(mt_site_report *r, const char *path, const mt_filter *f,
     s1.timeline = &tl;
     s1.threads = !(flags & MT_SITES_ONE_THREAD);
     s1.diag = diag;
+    s1.diag_ctx = diag_ctx;
     s1.tick = tick;
     s1.tick_ctx = tick_ctx;
     int st = mt_scan_run(&s1, path);

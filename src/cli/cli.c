@@ -318,6 +318,25 @@ void cli_print_diag(void *ctx, mt_diag_kind kind, uint64_t offset,
     fflush(stderr);
 }
 
+void cli_print_diag_named(void *ctx, mt_diag_kind kind, uint64_t offset,
+                          const char *message)
+{
+    const cli_diag_ctx *d = ctx;
+    (void)kind;
+    fprintf(stderr, "memtrace %s: %s: offset %llu: %s\n", d->cmd, d->path,
+            (unsigned long long)offset, message);
+    fflush(stderr);
+}
+
+int cli_reference_words(const char *cmd)
+{
+    static const char *const ref[] = {"dump", "info", "flamegraph", "hotspots", "copy"};
+    for (size_t i = 0; i < sizeof ref / sizeof *ref; i++)
+        if (strcmp(cmd, ref[i]) == 0)
+            return 1;
+    return 0;
+}
+
 /* The argument of a command that names the file standard output writes
  * to (a regular file), or NULL: `memtrace dump T >> T` would read its own
  * output, and `flamegraph T >> T` damage T. "-" stands for standard input. */

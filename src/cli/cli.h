@@ -193,8 +193,23 @@ int cli_out_write(const char *cmd, cli_out_file *o, int (*write)(void *ctx, int 
  * when report is nonzero). */
 int cli_flush_stdout(const char *cmd, int report);
 
-/* Diagnostics callback that prints the reader's message on stderr. */
+/* Diagnostics callback that prints the reader's message on stderr, the
+ * reference's words alone ("skipping truncated packet"): for the commands
+ * the reference has (dump, info, flamegraph, hotspots, copy), whose lines
+ * are its own. */
 void cli_print_diag(void *ctx, mt_diag_kind kind, uint64_t offset,
                     const char *message);
+
+/* The same, in the style of every other message ("memtrace top: t.ctf:
+ * offset 14286: skipping truncated packet"), for the other commands; ctx
+ * is a cli_diag_ctx. */
+typedef struct cli_diag_ctx {
+    const char *cmd, *path;
+} cli_diag_ctx;
+void cli_print_diag_named(void *ctx, mt_diag_kind kind, uint64_t offset,
+                          const char *message);
+
+/* Whether cmd is one of the reference's tools (see cli_print_diag). */
+int cli_reference_words(const char *cmd);
 
 #endif /* MT_CLI_H */

@@ -89,21 +89,6 @@ static void sbytes(char *buf, size_t n, double b)
     snprintf(buf, n, "%s%s", b > 0 ? "+" : b < 0 ? "-" : "", t);
 }
 
-/* The trace being read, for diag_named (the site report's callback has no
- * context of its own; diff reads one trace at a time). */
-static const char *diag_path;
-
-/* A skipped packet, named by its trace and offset: with two traces, the
- * reference's words alone ("skipping truncated packet") do not say which. */
-static void diag_named(void *ctx, mt_diag_kind kind, uint64_t offset, const char *message)
-{
-    (void)ctx;
-    (void)kind;
-    fprintf(stderr, "memtrace diff: %s: offset %llu: %s\n", diag_path,
-            (unsigned long long)offset, message);
-    fflush(stderr);
-}
-
 int cmd_diff(int argc, char **argv)
 {
     const char *paths[2] = {NULL, NULL};
@@ -187,8 +172,8 @@ int cmd_diff(int argc, char **argv)
         cli_progress prog;
         progress_start(&prog, "diff", paths[k]);
         unsigned flags = cli_threads() ? 0 : MT_SITES_ONE_THREAD;
-        diag_path = paths[k];
-        if (mt_site_report_run(&r[k], paths[k], &f, by, flags, diag_named,
+        cli_diag_ctx dctx = {"diff", paths[k]};
+        if (mt_site_report_run(&r[k], paths[k], &f, by, flags, cli_print_diag_named, &dctx,
                                progress_tick_fn, &prog) != MT_OK) {
             cli_error("diff", "%s: %s", paths[k], r[k].err);
             rc = EXIT_DATA;

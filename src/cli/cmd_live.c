@@ -71,7 +71,9 @@ static int pass(const char *path, const mt_filter *f, int64_t live_at,
     s.live_at = live_at;
     s.timeline = tl;
     s.threads = cli_threads();
-    s.diag = first ? cli_print_diag : NULL;
+    cli_diag_ctx dctx = {"live", path};
+    s.diag = first ? cli_print_diag_named : NULL;
+    s.diag_ctx = &dctx;
     s.tick = progress_tick_fn;
     s.tick_ctx = prog;
     int st = mt_scan_run(&s, path);

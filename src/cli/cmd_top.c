@@ -274,7 +274,8 @@ int cmd_top(int argc, char **argv)
     progress_start(&prog, "top", path);
     mt_site_report r;
     unsigned flags = cli_threads() ? 0 : MT_SITES_ONE_THREAD;
-    int st = mt_site_report_run(&r, path, &f, by, flags, cli_print_diag,
+    cli_diag_ctx dctx = {"top", path};
+    int st = mt_site_report_run(&r, path, &f, by, flags, cli_print_diag_named, &dctx,
                                 progress_tick_fn, &prog);
     progress_done(&prog);
     if (st != MT_OK) {

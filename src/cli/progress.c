@@ -93,6 +93,9 @@ int cli_scan_filtered(const char *cmd, mt_scan *sc, const mt_filter *f,
     char label[64];
     cli_progress prog;
     int64_t peak = 0;
+    cli_diag_ctx dctx = {cmd, path};
+    int ref = cli_reference_words(cmd);
+    mt_diag_fn diag = ref ? cli_print_diag : cli_print_diag_named;
     if (f->live_mode == MT_LIVE_PEAK) {
         mt_timeline tl;
         mt_scan first = {0};
@@ -104,7 +107,8 @@ int cli_scan_filtered(const char *cmd, mt_scan *sc, const mt_filter *f,
         first.live_at = -1;
         first.timeline = &tl;
         first.threads = cli_threads();
-        first.diag = cli_print_diag;
+        first.diag = diag;
+        first.diag_ctx = ref ? NULL : &dctx;
         snprintf(label, sizeof label, "%s, finding the peak", cmd);
         progress_start(&prog, label, path);
         first.tick = progress_tick_fn;
@@ -122,7 +126,8 @@ int cli_scan_filtered(const char *cmd, mt_scan *sc, const mt_filter *f,
     }
     sc->filter = f;
     sc->live_at = mt_filter_live_at(f, peak);
-    sc->diag = f->live_mode == MT_LIVE_PEAK ? NULL : cli_print_diag;
+    sc->diag = f->live_mode == MT_LIVE_PEAK ? NULL : diag;
+    sc->diag_ctx = ref ? NULL : &dctx;
     progress_start(&prog, cmd, path);
     sc->tick = progress_tick_fn;
     sc->tick_ctx = &prog;
@@ -130,6 +135,7 @@ int cli_scan_filtered(const char *cmd, mt_scan *sc, const mt_filter *f,
     progress_done(&prog);
     sc->tick = NULL;                    /* (prog ends here; the scan lives on) */
     sc->tick_ctx = NULL;
+    sc->diag_ctx = NULL;                /* (and dctx) */
     if (st != MT_OK && sc->err[0])     /* else a callback failed: its own */
         cli_error(cmd, "%s: %s", path, sc->err);
     return st;

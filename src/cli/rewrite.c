@@ -128,7 +128,10 @@ int cli_rewrite_run(const cli_rewrite_spec *spec)
 
     mt_reader_options ropt = {0};
     ropt.skip_backtraces = spec->skip_backtraces;
-    ropt.diag = cli_print_diag;
+    cli_diag_ctx dctx = {spec->cmd, spec->in};
+    int ref = cli_reference_words(spec->cmd);
+    ropt.diag = ref ? cli_print_diag : cli_print_diag_named;
+    ropt.diag_ctx = ref ? NULL : &dctx;
     rw.r = mt_reader_create(&ropt);
     if (!rw.r) {
         cli_error(spec->cmd, "out of memory");

@@ -27,8 +27,8 @@ static void compare(const char *trace, const mt_filter *f, mt_site_by by,
                     const char *label)
 {
     mt_site_report a, b;
-    int sa = mt_site_report_run(&a, trace, f, by, 0, NULL, NULL, NULL);
-    int sb = mt_site_report_run(&b, trace, f, by, MT_SITES_TWO_PASS, NULL, NULL, NULL);
+    int sa = mt_site_report_run(&a, trace, f, by, 0, NULL, NULL, NULL, NULL);
+    int sb = mt_site_report_run(&b, trace, f, by, MT_SITES_TWO_PASS, NULL, NULL, NULL, NULL);
     check(sa == sb, "same status", trace, label);
     if (sa == MT_OK && sb == MT_OK) {
         check(b.passes == 2, "forced two passes", trace, label);
@@ -60,7 +60,7 @@ int main(int argc, char **argv)
         compare(t, &f, MT_BY_FUNCTION, "no filter");
         compare(t, &f, MT_BY_LINE, "by line");
         mt_site_report r;
-        if (mt_site_report_run(&r, t, &f, MT_BY_FUNCTION, 0, NULL, NULL, NULL) == MT_OK)
+        if (mt_site_report_run(&r, t, &f, MT_BY_FUNCTION, 0, NULL, NULL, NULL, NULL) == MT_OK)
             one += r.passes == 1;
         mt_site_report_free(&r);
         f.sources = 1u << MT_SOURCE_MINOR;

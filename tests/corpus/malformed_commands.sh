@@ -4,6 +4,9 @@
 # command, dump included, to one contract, for each (trace, command):
 #   * no crash or hang: no sanitizer report, no signal, done within 300 s;
 #   * exit status 0 or 1 (1: a damaged trace; never 2, the usage error);
+#   * skipped packets are said in the reference's words alone by the
+#     commands the reference has (dump, info, flamegraph, hotspots, copy),
+#     by the others as every message: "memtrace CMD: TRACE: offset N: ...";
 #   * on status 1, stderr's last line (after any "skipping ..." lines) is
 #     "memtrace COMMAND: TRACE: offset N: MESSAGE": the file, the byte
 #     offset and what was wrong;
@@ -63,7 +66,8 @@ for ctf in "${ctfs[@]}"; do
       mt_fail "$id" "exit status $rc (expected 0 or 1)"; mt_show_stderr "$MT_TMP/err"; continue
     fi
     if [ "$rc" -eq 1 ]; then
-      last=$(grep -v '^skipping' "$MT_TMP/err" | tail -n 1)
+      last=$(grep -v -e '^skipping' -e '^memtrace [a-z-]*: .*: offset [0-9]*: skipping ' "$MT_TMP/err" |
+             tail -n 1)
       case $last in
         "memtrace $cmd: $ctf: offset "[0-9]*": "?*) ;;
         *) mt_fail "$id" "error line does not name the file and the offset: '$last'"; continue ;;
@@ -85,6 +89,15 @@ for ctf in "${ctfs[@]}"; do
         fi
       fi ;;
     esac
+    if grep -q 'skipping' "$MT_TMP/err"; then
+      case $cmd in
+        dump|info|flamegraph|hotspots|copy) pat='^skipping ' ;;
+        *) pat="^memtrace $cmd: $ctf: offset [0-9]+: skipping " ;;
+      esac
+      if grep 'skipping' "$MT_TMP/err" | grep -qvE "$pat"; then
+        mt_fail "$id" "a skipped packet not said as '$pat...'"; mt_show_stderr "$MT_TMP/err"; continue
+      fi
+    fi
     if [ "$ref_rc" = 0 ] && [ "$rc" -ne 0 ]; then
       mt_fail "$id" "exit status $rc; the reference reads this trace to its end"
       mt_show_stderr "$MT_TMP/err"; continue
