@@ -2,11 +2,12 @@
  * damage.c - the first damage of a trace, found with everything checked:
  * backtraces decoded, cache verifiers compared and every code a backtrace
  * shows looked up. Commands that read without backtraces (info, live,
- * strip-names, the first pass of speedscope and report: faster) stop at
- * the first damage they can see, which may come after one they cannot
- * (a code without locations, a bad verifier); when they fail, they ask
- * this for the earliest, so that every command names the same first
- * damage of a file.
+ * the first pass of speedscope, report and pprof: faster) stop at the
+ * first damage they can see, which may come after one they cannot (a code
+ * without locations, a bad verifier); when they fail, they ask this for
+ * the earliest, so that every command names the same first damage of a
+ * file. (strip-names does not: OUT holds every event before the damage
+ * it stopped at, which its message names.)
  */
 #include <stdio.h>
 #include <string.h>

@@ -28,8 +28,10 @@ int cli_rewrite_defined(cli_rewrite *rw, const mt_event *ev)
     size_t from = (uint64_t)ev->common_prefix < ev->backtrace_len
                       ? (size_t)ev->common_prefix : ev->backtrace_len;
     uint64_t code;
-    return !mt_newcodes_possible(&rw->nc, ev, from) ||
-           !cli_rewrite_undefined(rw, ev, from, &code);
+    if (mt_newcodes_possible(&rw->nc, ev, from) && cli_rewrite_undefined(rw, ev, from, &code))
+        return 0;
+    rw->defined = 1;
+    return 1;
 }
 
 int cli_rewrite_alloc(cli_rewrite *rw, const mt_event *ev, int64_t time,
@@ -37,8 +39,8 @@ int cli_rewrite_alloc(cli_rewrite *rw, const mt_event *ev, int64_t time,
 {
     /* (checked first: the writer would write the event, the code without
      * locations, and OUT would not be IN's events before the damage) */
-    if (!cli_rewrite_defined(rw, ev))
-        return MT_ERR_LOCATION;
+    if (!rw->defined && !cli_rewrite_defined(rw, ev))
+        return MT_ERR_LOCATION;     /* (subsample may have checked it) */
     size_t n = ev->backtrace_len;
     if (grow_array(&rw->cs, &rw->cs_cap, n, sizeof *rw->cs))
         return MT_ERR_NOMEM;
@@ -83,6 +85,7 @@ static int run_events(cli_rewrite *rw, const cli_rewrite_spec *spec, int *damage
     progress_start(&rw->prog, rw->cmd, rw->in);
     while ((st = mt_reader_next(rw->r, &ev)) == MT_OK) {
         progress_tick(&rw->prog, rw->r);
+        rw->defined = 0;
         int ws = spec->on_event(rw, &ev, spec->ctx);
         if (ws == MT_OK)
             continue;

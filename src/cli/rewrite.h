@@ -23,6 +23,7 @@ typedef struct cli_rewrite {
     size_t cs_cap;
     cli_progress prog;
     mt_newcodes nc;              /* codes looked up: see cli_rewrite_defined */
+    int defined;                 /* this event found defined (reset per event) */
 } cli_rewrite;
 
 /* Write what ev becomes. Return MT_OK, a writer status (its message is

@@ -6,11 +6,11 @@
  * default): alloc_objects/count, alloc_space/bytes, inuse_objects/count,
  * inuse_space/bytes. One Sample per distinct list of locations (backtraces
  * that differ only in codes with no location, or in hidden frames, are one
- * sample), its values the sum of its stacks' estimates, rounded to integers. One Location per backtrace code,
- * its Lines the code's inline chain innermost first (the trace lists it
- * outermost first), hidden functions left out; a Sample's locations run
- * from the leaf (the allocation site) to the outermost caller. One Function
- * per (name, file).
+ * sample), its values the sum of its stacks' estimates, rounded to
+ * integers. One Location per backtrace code, its Lines the code's inline
+ * chain innermost first (the trace lists it outermost first), hidden
+ * functions left out; a Sample's locations run from the leaf (the
+ * allocation site) to the outermost caller. One Function per (name, file).
  */
 #include "report/pprof.h"
 
@@ -403,13 +403,12 @@ int rp_write_pprof(rp_profile *p, const mt_filter *f, int fd, const char *name,
             goto nomem;
         for (size_t j = 0; j < len; j++)
             locs[j] = ids[len - 1 - j];
-        size_t n = len;
         int64_t values[4] = {round_i64(sums[k].v[0]), round_i64(sums[k].v[1]),
                              round_i64(sums[k].v[2]), round_i64(sums[k].v[3])};
         PSample sm;
         perftools__profiles__sample__init(&sm);
         sm.location_id = locs;
-        sm.n_location_id = n;
+        sm.n_location_id = len;
         sm.value = values;
         sm.n_value = 4;
         if (put_sample(&o, &sm, &out, &out_cap, err, errlen))
