@@ -135,7 +135,8 @@ int cli_scan_filtered(const char *cmd, mt_scan *sc, const mt_filter *f,
     progress_done(&prog);
     sc->tick = NULL;                    /* (prog ends here; the scan lives on) */
     sc->tick_ctx = NULL;
-    sc->diag_ctx = NULL;                /* (and dctx) */
+    sc->diag = NULL;                    /* (and dctx: a later read says nothing) */
+    sc->diag_ctx = NULL;
     if (st != MT_OK && sc->err[0])     /* else a callback failed: its own */
         cli_error(cmd, "%s: %s", path, sc->err);
     return st;
