@@ -159,7 +159,7 @@ int cli_out_write(const char *cmd, cli_out_file *o, int (*write)(void *ctx, int 
     if (w == 0)
         return cli_out_commit(cmd, o);
     int saved = errno;
-    int partial = cli_out_abort(o);
+    int partial = o->partial = cli_out_abort(o);
     if (w == -2)
         cli_error(cmd, "%s: writing: %s%s", cli_out_name(o->path), strerror(saved),
                   partial ? " (the file is incomplete)" : "");

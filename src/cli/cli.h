@@ -161,6 +161,8 @@ typedef struct cli_out_file {
     int fd;             /* where to write                                 */
     int trunc;          /* a regular file written in place: emptied by
                            cli_out_start, not when opened                 */
+    int partial;        /* after cli_out_write failed: a file written in
+                           place holds part of the output                 */
 } cli_out_file;
 
 /* path in a message: "standard output" for "-". */
@@ -185,7 +187,9 @@ int cli_out_abort(cli_out_file *o);
  * returns 0, -2 for a failed write (errno set) or -1 for any other failure;
  * then put it in place. Returns 0; 1 after reporting ("OUTPATH: ...") that
  * the file could not be written or closed; -1 when write returned -1
- * (nothing reported). On failure the file is left as it was. */
+ * (nothing reported; o->partial says whether to add that the file is
+ * incomplete). On failure the file is left as it was, but one written in
+ * place (a device, a file whose directory takes no new file). */
 int cli_out_write(const char *cmd, cli_out_file *o, int (*write)(void *ctx, int fd),
                   void *ctx);
 

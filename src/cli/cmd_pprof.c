@@ -114,7 +114,7 @@ int cmd_pprof(int argc, char **argv)
         if (w == 0)
             rc = EXIT_OK;
         else if (w < 0)
-            cli_error("pprof", "%s", err);
+            cli_error("pprof", "%s%s", err, of.partial ? " (the file is incomplete)" : "");
     } else {
         cli_out_abort(&of);
     }

@@ -117,6 +117,18 @@ cp "$INPUT" "$T/in.ctf"
 if [ "$RC" -eq 1 ] && grep -q "Bad file descriptor" "$T/err" && cmp -s "$INPUT" "$T/in.ctf"; then
   pass "copy to a closed stdout: exit 1, the input intact"
 else fail_run "copy to a closed stdout: expected exit 1, EBADF, the input intact"; fi
+# A file written in place whose write fails (root may open /proc/version,
+# whose writes fail with EIO): every exporter says the file is incomplete
+# (pprof did not).
+if [ -w /proc/version ]; then
+  for cmd in pprof speedscope report; do
+    "$CLI" $cmd "$INPUT" -o /proc/version > /dev/null 2> "$T/err"; RC=$?
+    if [ "$RC" -eq 1 ] && grep -q "^memtrace $cmd: /proc/version: writing: .* (the file is incomplete)\$" "$T/err"; then
+      pass "$cmd -o /proc/version: exit 1, the file said incomplete"
+    else fail_run "$cmd -o /proc/version: expected exit 1 and '(the file is incomplete)'"; fi
+  done
+fi
+
 # Help and version written to a full device: an error, not a success.
 for args in "--help" "--version" "top --help"; do
   # shellcheck disable=SC2086
