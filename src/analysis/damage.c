@@ -26,24 +26,13 @@ typedef struct damage_walk {
 static int check_codes(void *ctx, const mt_event *ev)
 {
     damage_walk *d = ctx;
-    if (ev->kind != MT_EVENT_ALLOC)
+    uint64_t code;
+    if (ev->kind != MT_EVENT_ALLOC || !mt_newcodes_undefined(&d->nc, d->r, ev, &code))
         return 0;
-    size_t from = (uint64_t)ev->common_prefix < ev->backtrace_len
-                      ? (size_t)ev->common_prefix : ev->backtrace_len;
-    if (!mt_newcodes_possible(&d->nc, ev, from))
-        return 0;
-    for (size_t i = from; i < ev->backtrace_len; i++) {
-        const mt_location *l;
-        size_t n;
-        if (mt_reader_locations(d->r, ev->backtrace[i], &l, &n) != MT_OK) {
-            snprintf(d->err, d->errsize, MT_BAD_CODE_FMT,
-                     (unsigned long long)mt_reader_offset(d->r),
-                     (unsigned long long)ev->backtrace[i]);
-            d->found = 1;
-            return 1;
-        }
-    }
-    return 0;
+    snprintf(d->err, d->errsize, MT_BAD_CODE_FMT, (unsigned long long)mt_reader_offset(d->r),
+             (unsigned long long)code);
+    d->found = 1;
+    return 1;
 }
 
 int mt_first_damage(const char *path, char *err, size_t errsize)

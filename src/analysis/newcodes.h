@@ -2,7 +2,8 @@
  * newcodes.h - which frames of a decoded backtrace can hold a location
  * code not seen before in the trace, for consumers that look every code up
  * once (to check that a location event defines it, or to cache facts about
- * it): `memtrace check` and the scan engine's stack summaries.
+ * it): `memtrace check`, the scan engine's stack summaries, and through
+ * mt_newcodes_undefined the trace-to-trace commands and mt_first_damage.
  *
  * A code enters a backtrace only through the decoder's cache, and enters
  * the cache only through a miss codeword, which the reader counts in
@@ -38,6 +39,27 @@ static inline int mt_newcodes_possible(mt_newcodes *g, const mt_event *ev, size_
     for (size_t i = from; i < ev->backtrace_len; i++)
         if (ev->backtrace[i] == 0)
             return 1;
+    return 0;
+}
+
+/* For a consumer that only checks codes: whether allocation ev's frames
+ * that may be new hold a code no location event of r defined, the first
+ * in *code. Call it for every allocation, in order. */
+static inline int mt_newcodes_undefined(mt_newcodes *g, mt_reader *r, const mt_event *ev,
+                                        uint64_t *code)
+{
+    size_t from = (uint64_t)ev->common_prefix < ev->backtrace_len
+                      ? (size_t)ev->common_prefix : ev->backtrace_len;
+    if (!mt_newcodes_possible(g, ev, from))
+        return 0;
+    for (size_t i = from; i < ev->backtrace_len; i++) {
+        const mt_location *l;
+        size_t n;
+        if (mt_reader_locations(r, ev->backtrace[i], &l, &n) != MT_OK) {
+            *code = ev->backtrace[i];
+            return 1;
+        }
+    }
     return 0;
 }
 

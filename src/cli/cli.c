@@ -318,23 +318,27 @@ void cli_print_diag(void *ctx, mt_diag_kind kind, uint64_t offset,
     fflush(stderr);
 }
 
-void cli_print_diag_named(void *ctx, mt_diag_kind kind, uint64_t offset,
-                          const char *message)
-{
-    const cli_diag_ctx *d = ctx;
-    (void)kind;
-    fprintf(stderr, "memtrace %s: %s: offset %llu: %s\n", d->cmd, d->path,
-            (unsigned long long)offset, message);
-    fflush(stderr);
-}
-
-int cli_reference_words(const char *cmd)
+/* Whether cmd is one of the reference's tools (see cli_print_diag). */
+static int reference_words(const char *cmd)
 {
     static const char *const ref[] = {"dump", "info", "flamegraph", "hotspots", "copy"};
     for (size_t i = 0; i < sizeof ref / sizeof *ref; i++)
         if (strcmp(cmd, ref[i]) == 0)
             return 1;
     return 0;
+}
+
+void cli_print_diag_named(void *ctx, mt_diag_kind kind, uint64_t offset,
+                          const char *message)
+{
+    const cli_diag_ctx *d = ctx;
+    if (reference_words(d->cmd)) {
+        cli_print_diag(NULL, kind, offset, message);
+        return;
+    }
+    fprintf(stderr, "memtrace %s: %s: offset %llu: %s\n", d->cmd, d->path,
+            (unsigned long long)offset, message);
+    fflush(stderr);
 }
 
 /* The argument of a command that names the file standard output writes

@@ -205,15 +205,12 @@ void cli_print_diag(void *ctx, mt_diag_kind kind, uint64_t offset,
                     const char *message);
 
 /* The same, in the style of every other message ("memtrace top: t.ctf:
- * offset 14286: skipping truncated packet"), for the other commands; ctx
- * is a cli_diag_ctx. */
+ * offset 14286: skipping truncated packet"), for the other commands (for
+ * the reference's, as cli_print_diag); ctx is a cli_diag_ctx. */
 typedef struct cli_diag_ctx {
     const char *cmd, *path;
 } cli_diag_ctx;
 void cli_print_diag_named(void *ctx, mt_diag_kind kind, uint64_t offset,
                           const char *message);
-
-/* Whether cmd is one of the reference's tools (see cli_print_diag). */
-int cli_reference_words(const char *cmd);
 
 #endif /* MT_CLI_H */

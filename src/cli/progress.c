@@ -94,8 +94,6 @@ int cli_scan_filtered(const char *cmd, mt_scan *sc, const mt_filter *f,
     cli_progress prog;
     int64_t peak = 0;
     cli_diag_ctx dctx = {cmd, path};
-    int ref = cli_reference_words(cmd);
-    mt_diag_fn diag = ref ? cli_print_diag : cli_print_diag_named;
     if (f->live_mode == MT_LIVE_PEAK) {
         mt_timeline tl;
         mt_scan first = {0};
@@ -107,8 +105,8 @@ int cli_scan_filtered(const char *cmd, mt_scan *sc, const mt_filter *f,
         first.live_at = -1;
         first.timeline = &tl;
         first.threads = cli_threads();
-        first.diag = diag;
-        first.diag_ctx = ref ? NULL : &dctx;
+        first.diag = cli_print_diag_named;
+        first.diag_ctx = &dctx;
         snprintf(label, sizeof label, "%s, finding the peak", cmd);
         progress_start(&prog, label, path);
         first.tick = progress_tick_fn;
@@ -126,8 +124,8 @@ int cli_scan_filtered(const char *cmd, mt_scan *sc, const mt_filter *f,
     }
     sc->filter = f;
     sc->live_at = mt_filter_live_at(f, peak);
-    sc->diag = f->live_mode == MT_LIVE_PEAK ? NULL : diag;
-    sc->diag_ctx = ref ? NULL : &dctx;
+    sc->diag = f->live_mode == MT_LIVE_PEAK ? NULL : cli_print_diag_named;
+    sc->diag_ctx = &dctx;
     progress_start(&prog, cmd, path);
     sc->tick = progress_tick_fn;
     sc->tick_ctx = &prog;

@@ -25,10 +25,7 @@ static int locate(void *ctx, uint64_t code, const mt_location **locs, size_t *n)
 
 int cli_rewrite_defined(cli_rewrite *rw, const mt_event *ev)
 {
-    size_t from = (uint64_t)ev->common_prefix < ev->backtrace_len
-                      ? (size_t)ev->common_prefix : ev->backtrace_len;
-    uint64_t code;
-    if (mt_newcodes_possible(&rw->nc, ev, from) && cli_rewrite_undefined(rw, ev, from, &code))
+    if (mt_newcodes_undefined(&rw->nc, rw->r, ev, &rw->undefined))
         return 0;
     rw->defined = 1;
     return 1;
@@ -60,21 +57,6 @@ int cli_rewrite_same_id(cli_rewrite *rw, const mt_event *ev, int64_t id)
     return -1;
 }
 
-int cli_rewrite_undefined(const cli_rewrite *rw, const mt_event *ev, size_t from,
-                          uint64_t *code)
-{
-    const mt_location *locs;
-    size_t n;
-    if (ev->kind != MT_EVENT_ALLOC)
-        return 0;
-    for (size_t i = from; i < ev->backtrace_len; i++)
-        if (mt_reader_locations(rw->r, ev->backtrace[i], &locs, &n) != MT_OK) {
-            *code = ev->backtrace[i];
-            return 1;
-        }
-    return 0;
-}
-
 /* The event loop; returns EXIT_OK or EXIT_DATA (reported). *damaged is set
  * when the input's damage stopped it: the output, finished, then holds
  * every event before the damage, and is kept. */
@@ -91,13 +73,12 @@ static int run_events(cli_rewrite *rw, const cli_rewrite_spec *spec, int *damage
             continue;
         progress_done(&rw->prog);
         unsigned long long off = mt_reader_offset(rw->r);
-        uint64_t bad;
         if (ws == -1) {
             ;                   /* reported by on_event */
-        } else if (ws == MT_ERR_LOCATION && cli_rewrite_undefined(rw, &ev, 0, &bad)) {
+        } else if (ws == MT_ERR_LOCATION && !rw->defined) {
             /* IN's damage, found before the event was written */
             cli_error(rw->cmd, "%s: " MT_BAD_CODE_FMT " (%s holds every event before it)",
-                      rw->in, off, (unsigned long long)bad, cli_out_name(rw->out));
+                      rw->in, off, (unsigned long long)rw->undefined, cli_out_name(rw->out));
             *damaged = 1;
         } else if (ws == MT_ERR_IO)       /* the output's fault, not the input's */
             cli_error(rw->cmd, "%s: %s", cli_out_name(rw->out), mt_writer_error(rw->w));
@@ -132,9 +113,8 @@ int cli_rewrite_run(const cli_rewrite_spec *spec)
     mt_reader_options ropt = {0};
     ropt.skip_backtraces = spec->skip_backtraces;
     cli_diag_ctx dctx = {spec->cmd, spec->in};
-    int ref = cli_reference_words(spec->cmd);
-    ropt.diag = ref ? cli_print_diag : cli_print_diag_named;
-    ropt.diag_ctx = ref ? NULL : &dctx;
+    ropt.diag = cli_print_diag_named;
+    ropt.diag_ctx = &dctx;
     rw.r = mt_reader_create(&ropt);
     if (!rw.r) {
         cli_error(spec->cmd, "out of memory");

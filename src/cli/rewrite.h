@@ -24,6 +24,8 @@ typedef struct cli_rewrite {
     cli_progress prog;
     mt_newcodes nc;              /* codes looked up: see cli_rewrite_defined */
     int defined;                 /* this event found defined (reset per event) */
+    uint64_t undefined;          /* the code cli_rewrite_defined found without
+                                    locations                                */
 } cli_rewrite;
 
 /* Write what ev becomes. Return MT_OK, a writer status (its message is
@@ -54,11 +56,6 @@ int cli_rewrite_alloc(cli_rewrite *rw, const mt_event *ev, int64_t time,
  * (cli_rewrite_alloc does), dropped ones too: it looks up only the frames
  * that may be new (analysis/newcodes.h). */
 int cli_rewrite_defined(cli_rewrite *rw, const mt_event *ev);
-
-/* Whether frames [from, backtrace_len) of allocation ev hold a code that no
- * location event of IN defined (a damaged trace); the first in *code. */
-int cli_rewrite_undefined(const cli_rewrite *rw, const mt_event *ev, size_t from,
-                          uint64_t *code);
 
 /* For commands that keep ids: MT_OK if OUT's id equals IN's, else report
  * why not (multi-domain input) and return -1. */

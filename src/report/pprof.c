@@ -281,24 +281,10 @@ int rp_write_pprof(rp_profile *p, const mt_filter *f, int fd, const char *name,
     period_type.type = str_id(&e, "space");
     period_type.unit = str_id(&e, "bytes");
 
-    /* every location (and its functions and strings), in the order the
-     * samples meet them, before anything is written: an unknown code is
-     * an error without output */
-    for (size_t i = 0; i < p->n; i++) {
-        if (!p->v[i].count)
-            continue;
-        size_t len;
-        const uint64_t *codes = stackset_get(&p->stacks, (uint32_t)i, &len);
-        for (size_t j = len; j-- > 0;)
-            if (loc_id(&e, p, f, codes[j], &buf, &buf_cap) < 0) {
-                snprintf(err, errlen, "invalid location code %08llx or out of memory",
-                         (unsigned long long)codes[j]);
-                goto out;
-            }
-    }
-
-    /* the samples: each stack's location list (outermost first, as the
-     * set shares prefixes), the estimates summed per distinct list */
+    /* the samples, before anything is written (an unknown code is an error
+     * without output): each stack's location list, outermost first as the
+     * set shares prefixes, the estimates summed per distinct list; every
+     * location (and its functions and strings) made as they are met */
     for (size_t i = 0; i < p->n; i++) {
         const rp_stack *st = &p->v[i];
         if (!st->count)
@@ -308,7 +294,12 @@ int rp_write_pprof(rp_profile *p, const mt_filter *f, int fd, const char *name,
         if (grow_array(&locs, &locs_cap, len + 1, sizeof *locs))
             goto nomem;
         for (size_t j = 0; j < len; j++) {
-            int64_t id = loc_id(&e, p, f, codes[j], &buf, &buf_cap);  /* (known) */
+            int64_t id = loc_id(&e, p, f, codes[j], &buf, &buf_cap);
+            if (id < 0) {
+                snprintf(err, errlen, "invalid location code %08llx or out of memory",
+                         (unsigned long long)codes[j]);
+                goto out;
+            }
             if (id > 0)
                 locs[n++] = (uint64_t)id;
         }
