@@ -58,7 +58,7 @@ static void usage(FILE *out)
             "\n"
             "Environment: top, live, diff and the filtered reports read the trace\n"
             "on a second thread; MEMTRACE_THREADS=1 keeps everything on one (the\n"
-            "output is the same).\n");
+            "output is the same; 2 is the default, any other value an error).\n");
 }
 
 /* A message on stderr with its control characters (a file name's newline
@@ -252,6 +252,19 @@ int cli_threads(void)
     return !(v && strcmp(v, "1") == 0);
 }
 
+/* MEMTRACE_THREADS unset, empty, 1 or 2 (checked before a command runs,
+ * unless it is only asked for its help). */
+static int threads_env_ok(int argc, char **argv)
+{
+    const char *v = getenv("MEMTRACE_THREADS");
+    if (!v || !*v || strcmp(v, "1") == 0 || strcmp(v, "2") == 0)
+        return 1;
+    for (int a = 2; a < argc; a++)
+        if (cli_is_help(argv[a]))
+            return 1;
+    return 0;
+}
+
 int cli_parse_trace_out(const char *cmd, void (*show_usage)(FILE *), int argc,
                         char **argv, mt_filter *f, const char **path,
                         const char **outpath, char *filters, size_t filters_len)
@@ -393,6 +406,11 @@ int cli_main(int argc, char **argv)
                 return cli_usage_error(name, "argument %d is empty (a file name or "
                                        "a value cannot be)", a - 1);
             }
+            if (strcmp(name, "run") != 0 && !threads_env_ok(argc, argv))
+                return cli_usage_error(name, "MEMTRACE_THREADS=%s in the environment: it "
+                                       "must be 1 (read the trace on the command's own "
+                                       "thread) or 2 (on a second one, the default)",
+                                       getenv("MEMTRACE_THREADS"));
             if (strcmp(name, "run") != 0 && (same = output_among_inputs(argc - 1, argv + 1)))
                 return cli_usage_error(name, "standard output is %s, which the command "
                                        "reads: redirect it elsewhere",

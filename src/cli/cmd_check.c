@@ -466,9 +466,9 @@ static void print_json(FILE *out, const result *res, const check_state *s)
     fputs("{\n  \"file\": ", out);
     json_str(out, res->path);
     if (res->have_size)
-        fprintf(out, ",\n  \"bytes\": %llu", (unsigned long long)res->size);
+        fprintf(out, ",\n  \"file_size\": %llu", (unsigned long long)res->size);
     else
-        fputs(",\n  \"bytes\": null", out);
+        fputs(",\n  \"file_size\": null", out);
     if (res->info)
         fprintf(out, ",\n  \"format_version\": %d", res->info->format_version);
     else

@@ -1,8 +1,9 @@
 # stats.py - used by check_test.sh (mode valid): the counts of `memtrace check
 # --json` equal the reference Reader's (NAME.stats.txt, when given) and those
-# of the text summary; prints each disagreement, exits 1 if there is any.
+# of the text summary, and its file_size is the file's; prints each
+# disagreement, exits 1 if there is any.
 #   python3 stats.py check.json check.txt [NAME.stats.txt]
-import json, re, sys
+import json, os, re, sys
 j = json.load(open(sys.argv[1]))
 text = open(sys.argv[2], encoding="utf-8", errors="replace").read()
 e, c, b = j["events"], j["location_codes"], j["backtraces"]
@@ -37,6 +38,11 @@ want = [
 for w in want:
     if not re.search(w, text, re.M):
         bad.append("text summary lacks /%s/" % w)
+# the file's size, under the name info --json gives it, and in the text
+if j["file_size"] != os.path.getsize(j["file"]):
+    bad.append("file_size %r, the file has %d bytes" % (j["file_size"], os.path.getsize(j["file"])))
+if not re.search(r"^file: .* \(%d bytes\)$" % os.path.getsize(j["file"]), text, re.M):
+    bad.append("text summary lacks the file's size")
 if j["valid"] is not True or j["error"] is not None:
     bad.append("JSON says not valid")
 if (j["warnings"]["total"] > 0) != bool(re.search(r"^warnings:$", text, re.M)):

@@ -87,6 +87,23 @@ run top --from 1e-3 --min-size 1K --limit 3 "$INPUT"
 if [ "$RC" -eq 0 ]; then pass "top --from 1e-3 --min-size 1K --limit 3: accepted"
 else fail_run "top --from 1e-3 --min-size 1K --limit 3: expected exit 0"; fi
 
+# MEMTRACE_THREADS: 1 and 2 (the default) are the values; any other is a
+# usage error naming it, except where a command is only asked for its help
+for v in 1 2; do
+  MEMTRACE_THREADS=$v run top "$INPUT"
+  if [ "$RC" -eq 0 ] && [ ! -s "$T/err" ]; then pass "MEMTRACE_THREADS=$v top: accepted"
+  else fail_run "MEMTRACE_THREADS=$v top: expected exit 0"; fi
+done
+for v in 0 3 yes " 1"; do
+  MEMTRACE_THREADS=$v run top "$INPUT"
+  if [ "$RC" -eq 2 ] && grep -q "MEMTRACE_THREADS=$v in the environment" "$T/err" && [ ! -s "$T/out" ]
+  then pass "MEMTRACE_THREADS='$v' top: usage error naming it"
+  else fail_run "MEMTRACE_THREADS='$v' top: expected exit 2 and a message naming it"; fi
+done
+MEMTRACE_THREADS=yes run top --help
+if [ "$RC" -eq 0 ] && grep -q "Usage" "$T/out"; then pass "MEMTRACE_THREADS=yes top --help: the help"
+else fail_run "MEMTRACE_THREADS=yes top --help: expected the help"; fi
+
 # Paired filters (--from/--to, --min-size/--max-size, --min-lifetime/
 # --max-lifetime) are checked once the command line is read, on their final
 # values: a repeated option counts by its last value, wherever the other
