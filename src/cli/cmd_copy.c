@@ -52,7 +52,7 @@ int cmd_copy(int argc, char **argv)
     const char *paths[2];
     int npaths = 0, version = 2, opts_done = 0;
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v;
+        const char *a = argv[i];
         if (!opts_done && a[0] == '-' && a[1] != 0) {
             if (strcmp(a, "--") == 0) {
                 opts_done = 1;
@@ -62,14 +62,11 @@ int cmd_copy(int argc, char **argv)
                 usage_copy(stdout);
                 return EXIT_OK;
             }
-            int k = cli_opt_value("copy", argc, argv, &i, "--format-version", &v);
+            int k = cli_rewrite_version_opt("copy", argc, argv, &i, &version);
             if (k < 0)
                 return EXIT_USAGE;
             if (k == 0)
                 return cli_usage_error("copy", "unknown option '%s'", a);
-            if (strcmp(v, "2") != 0 && strcmp(v, "3") != 0)
-                return cli_usage_error("copy", "--format-version takes 2 or 3, got '%s'", v);
-            version = v[0] - '0';
             continue;
         }
         if (npaths == 2)

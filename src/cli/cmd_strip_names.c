@@ -1,7 +1,7 @@
 /*
  * cmd_strip_names.c - `memtrace strip-names IN OUT`: write a shareable copy of
  * a trace with nothing that identifies the program, the machine or the code
- * (spec 11.6): a v003 trace whose info names "<anonymous>" as executable and
+ * (spec 11.6): a v003 trace (v002 on request) whose info names "<anonymous>" as executable and
  * host, with pid 0, start time 0 and no context, holding every event of IN at
  * its time relative to the trace start, with the same ids, lengths, sample
  * counts and sources but empty backtraces (so no location events at all).
@@ -20,7 +20,7 @@ void usage_strip_names(FILE *out)
             "\n"
             "Write to OUT an anonymised copy of the trace IN that can be shared\n"
             "without revealing the program, the machine or the source code. OUT is a\n"
-            "format v003 trace whose info has:\n"
+            "trace (format v003 unless --format-version says 2) whose info has:\n"
             "  executable name and host name  \"<anonymous>\"\n"
             "  pid and start time             0 (timestamps count from the epoch,\n"
             "                                 so they equal the time since IN started)\n"
@@ -46,6 +46,9 @@ void usage_strip_names(FILE *out)
             CLI_HELP_OUT_FILE
             "\n"
             "Options:\n"
+            "  --format-version V   write OUT in format version V: 3 (the default,\n"
+            "                       as the reference's strip_names) or 2, which the\n"
+            "                       released reference tools read (they stop at v003)\n"
             "  --                   end of options (for file names starting with -)\n"
             "  -h, --help           show this help\n"
             "\n"
@@ -85,8 +88,7 @@ static int strip_event(cli_rewrite *rw, const mt_event *ev, void *ctx)
 int cmd_strip_names(int argc, char **argv)
 {
     const char *paths[2];
-    int npaths = 0;
-    int opts_done = 0;
+    int npaths = 0, version = 3, opts_done = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!opts_done && strcmp(a, "--") == 0) {
@@ -97,8 +99,14 @@ int cmd_strip_names(int argc, char **argv)
             usage_strip_names(stdout);
             return EXIT_OK;
         }
-        if (!opts_done && a[0] == '-' && a[1] != 0)
-            return cli_usage_error(CMD, "unknown option '%s'", a);
+        if (!opts_done && a[0] == '-' && a[1] != 0) {
+            int k = cli_rewrite_version_opt(CMD, argc, argv, &i, &version);
+            if (k < 0)
+                return EXIT_USAGE;
+            if (k == 0)
+                return cli_usage_error(CMD, "unknown option '%s'", a);
+            continue;
+        }
         if (npaths == 2)
             return cli_usage_error(CMD, "expected IN and OUT, got more");
         paths[npaths++] = a;
@@ -110,7 +118,7 @@ int cmd_strip_names(int argc, char **argv)
     spec.in = paths[0];
     spec.out = paths[1];
     spec.skip_backtraces = 1;       /* they are dropped anyway */
-    spec.format_version = 3;
+    spec.format_version = version;
     spec.edit_info = anonymous_info;
     spec.on_event = strip_event;
     return cli_rewrite_run(&spec);

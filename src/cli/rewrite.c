@@ -166,3 +166,17 @@ int cli_rewrite_run(const cli_rewrite_spec *spec)
     mt_reader_close(rw.r);
     return rc;
 }
+
+int cli_rewrite_version_opt(const char *cmd, int argc, char **argv, int *i, int *version)
+{
+    const char *v;
+    int k = cli_opt_value(cmd, argc, argv, i, "--format-version", &v);
+    if (k <= 0)
+        return k;
+    if (strcmp(v, "2") != 0 && strcmp(v, "3") != 0) {
+        cli_usage_error(cmd, "--format-version takes 2 or 3, got '%s'", v);
+        return -1;
+    }
+    *version = v[0] - '0';
+    return 1;
+}

@@ -41,6 +41,11 @@ typedef struct cli_rewrite_spec {
     void *ctx;
 } cli_rewrite_spec;
 
+/* --format-version V (2 or 3) at argv[*i], for copy and strip-names:
+ * 1 and *version set (*i past its value), 0 when argv[*i] is another
+ * option, -1 after a usage error (reported). */
+int cli_rewrite_version_opt(const char *cmd, int argc, char **argv, int *i, int *version);
+
 /* Run the whole command; returns its exit status. */
 int cli_rewrite_run(const cli_rewrite_spec *spec);
 

@@ -49,6 +49,11 @@ section_traces() {
     if ! sed 's/ dom=0 / /' "$T/d.txt" | cmp -s - "$T/d2.txt"; then
       fail "$t: dump of the v002 copy differs"; continue
     fi
+    # --format-version 2 writes that v002 copy itself
+    strip --format-version 2 "$TR/$t.ctf" "$T/s2.ctf"
+    if [ "$RC" -ne 0 ] || [ -s "$T/err" ] || ! cmp -s "$T/s2.ctf" "$T/c2.ctf"; then
+      fail "$t: --format-version 2 is not the v002 copy of the v003 output"; show_err; continue
+    fi
     pass "$t"
   done
   # Stripping a stripped trace changes nothing.
@@ -87,6 +92,8 @@ section_args() {
     "IN only|$in" \
     "too many arguments|$in $T/o.ctf $T/p.ctf" \
     "unknown option|--frobnicate $in $T/o.ctf" \
+    "--format-version 1|--format-version 1 $in $T/o.ctf" \
+    "--format-version without a value|$in $T/o.ctf --format-version" \
     "OUT same as IN|$in $in"
   in_out_errors strip-names "$in"
   strip --help
