@@ -627,7 +627,7 @@ _Static_assert(MT_EV_PROMOTE - 1 == MT_EVENT_PROMOTE && MT_EV_COLLECT - 1 == MT_
 typedef struct fast_state {
     const uint8_t *p, *pend;
     uintptr_t plim;                /* p >= plim: within FAST_MARGIN of pend */
-    uint64_t tbase, tnext, tlow, te;   /* tnext: tbase + 2^MT_TIME_BITS */
+    uint64_t tb, tlow, te;         /* the packet's time_begin, its low bits */
     uint64_t lb;                   /* max(time_begin, last event time)      */
     int64_t alloc_id;
     domain_state *d;               /* its codec state and frames            */
@@ -641,8 +641,7 @@ static ALWAYS_INLINE void fast_load(const mt_reader *r, fast_state *s)
     s->pend = r->pend;
     /* 0 (nothing is fast) outside a packet, where p and pend are NULL */
     s->plim = r->pend ? (uintptr_t)r->pend - (FAST_MARGIN - 1) : 0;
-    s->tbase = r->tbase;
-    s->tnext = r->tbase + ((uint64_t)1 << MT_TIME_BITS);
+    s->tb = r->tbase + r->tlow;
     s->tlow = r->tlow;
     s->te = (uint64_t)r->te;
     s->lb = d && d->last_ts > r->tb ? (uint64_t)d->last_ts : (uint64_t)r->tb;
@@ -693,8 +692,10 @@ static ALWAYS_INLINE int fast_one(fast_state *s, mt_event *ev, const int skip)
     if ((uintptr_t)p >= s->plim)   /* fewer than FAST_MARGIN bytes left */
         return 0;
     uint32_t word = mt_ld32(p);
-    uint64_t low = word & MT_TIME_MASK;
-    uint64_t t = low + (low < s->tlow ? s->tnext : s->tbase);
+    /* the low bits' distance past time_begin's (mod 2^MT_TIME_BITS): the
+     * same time as the slow path's tbase + low, plus 2^MT_TIME_BITS when low
+     * is below time_begin's low bits, in three instructions */
+    uint64_t t = s->tb + ((word - s->tlow) & MT_TIME_MASK);
     unsigned code = word >> 25, b1 = p[4];
     /* one test for time_begin <= t <= time_end and t >= previous event */
     if (!(t - s->lb <= s->te - s->lb))
