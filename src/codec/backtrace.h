@@ -292,7 +292,12 @@ MT_BT_INLINE size_t mt_btr_decode_upto3(mt_btr *restrict r, const uint8_t *p,
     /* frames: n, plus one for each used codeword of tag 1 (the products of
      * the tag bits, 16 bits apart, add up in the top 16 bits) */
     static const uint64_t tag1[4] = {0, 0x1, 0x10001, 0x100010001};
-    return n + (size_t)(((mt_ld64(p) & tag1[n]) * 0x0001000100010001u) >> 48);
+    uint64_t ones = 0x0001000100010001u;
+#if defined(__GNUC__)
+    __asm__("" : "+r"(ones));   /* one imul: GCC makes the constant's
+                                    multiply seven shifts and adds */
+#endif
+    return n + (size_t)(((mt_ld64(p) & tag1[n]) * ones) >> 48);
 }
 
 /* Bit 1 of the tag of each of the first n <= 3 codewords at p, when they
