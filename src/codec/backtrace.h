@@ -300,6 +300,20 @@ MT_BT_INLINE size_t mt_btr_decode_upto3(mt_btr *restrict r, const uint8_t *p,
     return n + (size_t)(((mt_ld64(p) & tag1[n]) * ones) >> 48);
 }
 
+/* Frames predicted after a codeword of tag 0, 1 or 2: the tag, or for 2
+ * (hitN) its count byte. Without a branch (one codeword in eight is a hitN,
+ * in no order the predictor learns): GCC makes the plain ternary a branch,
+ * and the mask form seven instructions; a cmov is three. */
+static inline size_t mt_btr_hitn(size_t tag, size_t count)
+{
+#if defined(__GNUC__) && defined(__x86_64__)
+    __asm__("cmp $2, %[t]\n\tcmovae %[c], %[t]" : [t] "+r"(tag) : [c] "r"(count) : "cc");
+    return tag;
+#else
+    return tag ^ ((tag ^ count) & ((size_t)0 - (tag >> 1)));
+#endif
+}
+
 /* Bit 1 of the tag of each of the first n <= 3 codewords at p, when they
  * are 2-byte codewords: set for hitN and misses. */
 static const uint64_t mt_btr_hard[4] = {0, 0x2, 0x20002, 0x200020002};
@@ -349,9 +363,8 @@ MT_BT_INLINE size_t mt_btr_decode_fast(mt_btr *restrict r, const uint8_t **pp,
             prev = b;
             continue;
         }
-        /* frames predicted after b: the tag, or a hitN's count (a mask,
-         * not a branch: one codeword in eight is a hitN, in no order) */
-        size_t k = tag ^ ((tag ^ p[2]) & ((size_t)0 - (tag >> 1)));
+        /* frames predicted after b: the tag, or a hitN's count */
+        size_t k = mt_btr_hitn(tag, p[2]);
         if (k > 3) {
             p += 3;
             *o++ = loc[b];
