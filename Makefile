@@ -5,7 +5,7 @@
 #                  then the profiler's tests again in a build by clang
 #   make fuzz      run the reader fuzzer for FUZZ_SECONDS (default 60), then the
 #                  writer/reader round-trip fuzzer and the commands' fuzzer
-#                  for half as long each
+#                  for a third of that each
 BUILD ?= build
 ASAN_BUILD ?= build-asan
 CLANG_BUILD ?= build-clang

@@ -1,7 +1,7 @@
 /*
  * profiler_int.h - what the pieces of the native heap profiler share
- * (libmemtrace_preload.so): the per-thread sampler state, the table of
- * sampled live pointers, the unwinder, the symbolizer and the session.
+ * (libmemtrace_preload.so): the per-thread sampler state, the region that
+ * holds the sampled blocks, the unwinder, the symbolizer and the session.
  * Nothing here is exported from the library (-fvisibility=hidden).
  */
 #ifndef MT_PROFILER_INT_H
