@@ -11,9 +11,10 @@
  *
  * Integer arithmetic: the reference computes the sample sums and
  * `szmax * word_size / 8` with OCaml's 63-bit native ints. We do the same
- * on purpose (wrap modulo 2^63: ocaml_add and ocaml_mul, cli/ocaml_int.h): that is what makes a trace
- * with length = max_int print "Max:  -8 B" exactly like the reference
- * (synth-basic), and nsamples of 2^33 print "61215 TB/s". The floating-point
+ * on purpose (wrap modulo 2^63: ocaml_add and ocaml_mul, cli/ocaml_int.h):
+ * that is what makes a trace with length = max_int print "Max:  -8 B"
+ * exactly like the reference (synth-basic), and nsamples of 2^33 print
+ * "61215 TB/s". The floating-point
  * part uses the same double operations in the same order, so inf/nan come
  * out as the reference prints them ("-nan" for 0/0 on x86-64 glibc).
  *

@@ -1,10 +1,11 @@
 /*
  * cmd_strip_names.c - `memtrace strip-names IN OUT`: write a shareable copy of
  * a trace with nothing that identifies the program, the machine or the code
- * (spec 11.6): a v003 trace (v002 on request) whose info names "<anonymous>" as executable and
- * host, with pid 0, start time 0 and no context, holding every event of IN at
- * its time relative to the trace start, with the same ids, lengths, sample
- * counts and sources but empty backtraces (so no location events at all).
+ * (spec 11.6): a v003 trace (v002 on request) whose info names "<anonymous>"
+ * as executable and host, with pid 0, start time 0 and no context, holding
+ * every event of IN at its time relative to the trace start, with the same
+ * ids, lengths, sample counts and sources but empty backtraces (so no
+ * location events at all).
  */
 #include <string.h>
 
@@ -47,8 +48,9 @@ void usage_strip_names(FILE *out)
             "\n"
             "Options:\n"
             "  --format-version V   write OUT in format version V: 3 (the default,\n"
-            "                       as the reference's strip_names) or 2, which the\n"
-            "                       released reference tools read (they stop at v003)\n"
+            "                       as the reference's strip_names) or 2, for readers\n"
+            "                       that do not know v003 (the released reference\n"
+            "                       tools read v001 and v002)\n"
             "  --                   end of options (for file names starting with -)\n"
             "  -h, --help           show this help\n"
             "\n"
