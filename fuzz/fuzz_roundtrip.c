@@ -761,8 +761,10 @@ static void check_alloc(pass *v, const mt_event *ev, const xev *x)
             fail("event %zu: skip_backtraces gave %zu frames", v->i, ev->backtrace_len);
         return;
     }
-    v->bt_len = x->keep;
-    memcpy(v->bt + v->bt_len, v->z->fr + x->off, (x->bt_len - x->keep) * sizeof *v->bt);
+    /* (z->fr is still NULL when no allocation of the first input run had
+     * a frame of its own: no pointer arithmetic on it then) */
+    if (x->bt_len > x->keep)
+        memcpy(v->bt + x->keep, v->z->fr + x->off, (x->bt_len - x->keep) * sizeof *v->bt);
     v->bt_len = x->bt_len;
     if (ev->backtrace_len != v->bt_len)
         fail("event %zu: backtrace of %zu frames, want %zu (prefix %" PRId64 ")", v->i,
