@@ -80,7 +80,6 @@ struct mt_reader {
     int in_packet;
     uint64_t pkt_off;
     int64_t tb, te, id_end;
-    uint64_t tbase, tlow;          /* tb & ~mask, tb & mask                 */
     int64_t alloc_id;
     domain_state *cur;
 
@@ -401,8 +400,6 @@ static int next_packet(mt_reader *r)
             r->pkt_off = off;
             r->tb = (int64_t)h.time_begin;
             r->te = (int64_t)h.time_end;
-            r->tbase = h.time_begin & ~(uint64_t)MT_TIME_MASK;
-            r->tlow = h.time_begin & MT_TIME_MASK;
             r->id_end = aie;
             r->in_packet = 1;
             return 0;
@@ -627,7 +624,8 @@ _Static_assert(MT_EV_PROMOTE - 1 == MT_EVENT_PROMOTE && MT_EV_COLLECT - 1 == MT_
 typedef struct fast_state {
     const uint8_t *p, *pend;
     uintptr_t plim;                /* p >= plim: within FAST_MARGIN of pend */
-    uint64_t tb, tlow, te;         /* the packet's time_begin, its low bits */
+    uint64_t tb, te;               /* the packet's time_begin and time_end  */
+    uint32_t tlow;                 /* time_begin's low MT_TIME_BITS bits    */
     uint64_t lb;                   /* max(time_begin, last event time)      */
     int64_t alloc_id;
     domain_state *d;               /* its codec state and frames            */
@@ -641,8 +639,8 @@ static ALWAYS_INLINE void fast_load(const mt_reader *r, fast_state *s)
     s->pend = r->pend;
     /* 0 (nothing is fast) outside a packet, where p and pend are NULL */
     s->plim = r->pend ? (uintptr_t)r->pend - (FAST_MARGIN - 1) : 0;
-    s->tb = r->tbase + r->tlow;
-    s->tlow = r->tlow;
+    s->tb = (uint64_t)r->tb;
+    s->tlow = (uint32_t)s->tb & MT_TIME_MASK;
     s->te = (uint64_t)r->te;
     s->lb = d && d->last_ts > r->tb ? (uint64_t)d->last_ts : (uint64_t)r->tb;
     s->alloc_id = r->alloc_id;
@@ -692,10 +690,7 @@ static ALWAYS_INLINE int fast_one(fast_state *s, mt_event *ev, const int skip)
     if ((uintptr_t)p >= s->plim)   /* fewer than FAST_MARGIN bytes left */
         return 0;
     uint32_t word = mt_ld32(p);
-    /* the low bits' distance past time_begin's (mod 2^MT_TIME_BITS): the
-     * same time as the slow path's tbase + low, plus 2^MT_TIME_BITS when low
-     * is below time_begin's low bits, in three instructions */
-    uint64_t t = s->tb + ((word - s->tlow) & MT_TIME_MASK);
+    uint64_t t = mt_event_time_low(s->tb, s->tlow, word);
     unsigned code = word >> 25, b1 = p[4];
     /* one test for time_begin <= t <= time_end and t >= previous event */
     if (!(t - s->lb <= s->te - s->lb))

@@ -5,7 +5,9 @@
  * field offsets of the layout table for v2 (66 bytes) and v3 (68 bytes,
  * domain at 38) and mt_header_parse back; mt_header_patch; and
  * mt_header_check's messages and their order (magic, version, signed size,
- * signed time order, signed id order).
+ * signed time order, signed id order); mt_event_time against spec 3.2's
+ * words (time_begin's high bits plus the low 25, moved past a 2^25
+ * boundary when they are below time_begin's low bits) at every boundary.
  */
 #include <stdint.h>
 #include <string.h>
@@ -290,8 +292,43 @@ static void test_check(void)
     CHECK(strncmp(mt_header_check(&h, 2, buf, sizeof buf), "Bad packet size (", 17) == 0);
 }
 
+/* Spec 3.2 as it reads, for comparison. */
+static uint64_t spec_event_time(uint64_t tb, uint32_t word)
+{
+    uint64_t low = word & MT_TIME_MASK, t = (tb & ~(uint64_t)MT_TIME_MASK) + low;
+    return low < (tb & MT_TIME_MASK) ? t + ((uint64_t)1 << MT_TIME_BITS) : t;
+}
+
+static void test_event_time(void)
+{
+    static const uint64_t tbs[] = {0, 1, MT_TIME_MASK - 1, MT_TIME_MASK, MT_TIME_MASK + 1,
+                                   1733486400000000ull, 1733486400000000ull | MT_TIME_MASK,
+                                   UINT64_MAX - MT_TIME_MASK, UINT64_MAX};
+    static const uint32_t lows[] = {0, 1, 2, 12345, MT_TIME_MASK / 2, MT_TIME_MASK - 1,
+                                    MT_TIME_MASK};
+    for (size_t i = 0; i < sizeof tbs / sizeof *tbs; i++) {
+        uint32_t tl = (uint32_t)(tbs[i] & MT_TIME_MASK);
+        for (size_t j = 0; j < sizeof lows / sizeof *lows; j++)
+            for (uint32_t code = 0; code < 128; code += 127)
+                for (int d = -1; d <= 1; d++) {
+                    /* each low value, and time_begin's own low bits and
+                     * their neighbours (the wrap's edge) */
+                    uint32_t low = (j ? lows[j] : tl + (uint32_t)d) & MT_TIME_MASK;
+                    uint32_t word = code << 25 | low;
+                    CHECK(mt_event_time(tbs[i], word) == spec_event_time(tbs[i], word));
+                }
+    }
+    /* an event at time_begin itself, and one 2^25 - 1 later */
+    CHECK(mt_event_time(1733486400000000ull, (uint32_t)(1733486400000000ull & MT_TIME_MASK)) ==
+          1733486400000000ull);
+    CHECK(mt_event_time(1733486400000000ull,
+                        (uint32_t)((1733486400000000ull - 1) & MT_TIME_MASK)) ==
+          1733486400000000ull + MT_TIME_MASK);
+}
+
 int main(void)
 {
+    test_event_time();
     test_a1();
     test_write_parse();
     test_check();
