@@ -2,7 +2,7 @@
 # report.page: page_test.js in headless Chromium, the page's behaviour
 # beyond its numbers (tooltip, chart drag and scales, labels, the table's
 # note and headers, long trace info, empty traces, no DecompressionStream,
-# the Content-Security-Policy) on corpus traces; the pages and screenshots
+# a page that arrives slowly, the Content-Security-Policy) on corpus traces; the pages and screenshots
 # (page-NAME.html, page-NAME.png) stay in OUTDIR, the build directory.
 #   report_page.sh CLI CORPUS_DIR OUTDIR
 set -u
