@@ -336,11 +336,20 @@ print(p.returncode, "%.0f" % (time.time() - t))' "$sig" "$CLI" run -o fw.ctf -- 
   # none, the program runs untraced at once, said (it hung: the library's
   # open waited for a reader, and memtrace run's own check had opened and
   # closed the FIFO, which ended a reader's input).
+  # (the reader must be in its open of the FIFO before the run looks for
+  # one: under CI's load it was not yet, the run went untraced and the
+  # reader waited for a writer for ever; and it is killed after 60 s)
   rm -f tf.fifo; mkfifo tf.fifo
   cat tf.fifo > tf.ctf &
   reader=$!
+  for i in $(seq 1000); do
+    grep -qsx wait_for_partner /proc/$reader/wchan && break
+    case $(cut -d' ' -f1 /proc/$reader/syscall 2>/dev/null) in 2|257) break ;; esac
+    sleep 0.01
+  done
   timeout 30 "$CLI" run --every 512 -o tf.fifo -- "$BIN/profiler_footprint" 1000 > /dev/null 2> tf.err; rc=$?
-  wait $reader
+  for i in $(seq 6000); do kill -0 $reader 2>/dev/null || break; sleep 0.01; done
+  kill $reader 2>/dev/null; wait $reader
   [ $rc = 0 ] && grep -qx "memtrace run: trace sent to $T/tf.fifo" tf.err &&
     "$CLI" check tf.ctf | grep -q "allocs: *[1-9]" &&
     ok "-o FIFO with a reader: the trace goes through it" || { fail "-o FIFO: rc $rc"; cat tf.err; }
