@@ -148,12 +148,23 @@ int cli_out_open(const char *cmd, cli_out_file *o, const char *path)
         umask(mask);
         mode = 0644 & ~mask;
     }
+    /* (the signals held off until the handler knows the file: one that
+     * came between would leave it behind) */
+    sigset_t hold, old;
+    sigemptyset(&hold);
+    for (int i = 0; i < 3; i++)
+        sigaddset(&hold, cleanup_signals[i]);
+    pthread_sigmask(SIG_BLOCK, &hold, &old);
     o->fd = create_temp(o, o->target ? o->target : path, mode);
     if (o->fd >= 0) {
         pending = o->tmp;
         catch_signals(1);
-        return 0;
     }
+    int e = errno;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    errno = e;
+    if (o->fd >= 0)
+        return 0;
     if (errno != EACCES && errno != EPERM && errno != EROFS && errno != ENAMETOOLONG)
         return refuse(cmd, o, errno);
     /* the directory is not writable (the file may be), or the temporary

@@ -49,7 +49,9 @@ done
 # when SIGTERM comes.
 D=$T/intr; mkdir -p "$D"; echo old > "$D/out.ctf"
 { head -c 100000 "$BIGGER"; sleep 5; } | "$CLI" copy - "$D/out.ctf" 2> "$T/err" &
-sleep 1
+# (once copy writes its temporary file: a fixed second was too short for a
+# loaded machine, and a signal before then tests nothing)
+for i in $(seq 3000); do no_temp "$D" || break; sleep 0.01; done
 pkill -TERM -f "copy - $D/out.ctf"
 wait $!; RC=$?
 if [ "$RC" -eq 143 ] && [ "$(cat "$D/out.ctf")" = old ] && no_temp "$D"; then

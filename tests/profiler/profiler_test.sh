@@ -305,13 +305,16 @@ t = time.time()
 p.send_signal(getattr(signal, "SIG" + sys.argv[1]))
 err = p.communicate(timeout=20)[1]
 sys.stderr.buffer.write(err)
-print(p.returncode, "%.0f" % (time.time() - t))' "$sig" "$CLI" run -o fw.ctf -- sleep 5 > fw.out 2> fw.err
+print(p.returncode, "%.0f" % (time.time() - t))' "$sig" "$CLI" run -o fw.ctf -- \
+      /bin/sh -c 'echo $$ > fw.pid; exec sleep 5' > fw.out 2> fw.err
     read -r fw_rc fw_secs < fw.out
+    # (the program found by its pid: another test may run a `sleep 5` too)
     [ "${fw_rc:-}" = "-$(kill -l "$sig")" ] && [ "${fw_secs:-9}" -lt 3 ] &&
-      ! pgrep -f "^sleep 5$" > /dev/null &&
+      [ -s fw.pid ] && ! kill -0 "$(cat fw.pid)" 2> /dev/null &&
       ok "SIG$sig sent to memtrace run: passed on, both ended by it" ||
       { fail "SIG$sig to memtrace run: returncode ${fw_rc:-?} after ${fw_secs:-?} s"; cat fw.err
-        pkill -f "^sleep 5$"; }
+        [ -s fw.pid ] && kill "$(cat fw.pid)" 2> /dev/null; }
+    rm -f fw.pid
   done
   # A trace file from an earlier run is not "written" by a run that could
   # not start the program (a #! interpreter that is missing: 127).
@@ -342,9 +345,12 @@ print(p.returncode, "%.0f" % (time.time() - t))' "$sig" "$CLI" run -o fw.ctf -- 
   rm -f tf.fifo; mkfifo tf.fifo
   cat tf.fifo > tf.ctf &
   reader=$!
+  # (cat itself: before its exec the shell's child opens tf.ctf)
   for i in $(seq 1000); do
-    grep -qsx wait_for_partner /proc/$reader/wchan && break
-    case $(cut -d' ' -f1 /proc/$reader/syscall 2>/dev/null) in 2|257) break ;; esac
+    if [ "$(cat /proc/$reader/comm 2>/dev/null)" = cat ]; then
+      grep -qsx wait_for_partner /proc/$reader/wchan && break
+      case $(cut -d' ' -f1 /proc/$reader/syscall 2>/dev/null) in 2|257) break ;; esac
+    fi
     sleep 0.01
   done
   timeout 30 "$CLI" run --every 512 -o tf.fifo -- "$BIN/profiler_footprint" 1000 > /dev/null 2> tf.err; rc=$?
@@ -546,10 +552,13 @@ for o in ([t + "/deepabs.ctf"], []):
     ok "MEMTRACE_PRELOAD naming no file: said so" || { fail "MEMTRACE_PRELOAD: $rc"; cat p.err; }
   # A trace file another run is writing (it holds the lock): refused before
   # the program runs (the profiler would run it untraced).
-  "$CLI" run -o lk.ctf -- sleep 3 2> lk1.err & lkpid=$!
-  for _ in $(seq 50); do [ -s lk.ctf ] && break; sleep 0.1; done
+  # (the holder sleeps 60 s, ended once the second run is done: one that
+  # ended by itself before then would make the test pass or fail by load)
+  "$CLI" run -o lk.ctf -- sleep 60 2> lk1.err & lkpid=$!
+  for _ in $(seq 300); do [ -s lk.ctf ] && break; sleep 0.1; done
+  [ -s lk.ctf ] || fail "locked trace file: the first run wrote nothing in 30 s"
   "$CLI" run -o lk.ctf -- /bin/echo ran > lk2.out 2> lk2.err; rc=$?
-  wait $lkpid
+  kill -TERM $lkpid; wait $lkpid
   [ $rc = 1 ] && [ ! -s lk2.out ] && grep -q "lk.ctf is being written by another process" lk2.err &&
     ok "a trace file another run holds: refused" || { fail "locked trace file: rc $rc"; cat lk2.out lk2.err; }
   "$CLI" run -o lk.ctf -- /bin/echo ran > lk3.out 2> /dev/null && grep -qx ran lk3.out &&

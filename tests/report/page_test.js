@@ -306,6 +306,17 @@ async function noDecompression(page, name) {
   check(/DecompressionStream/.test(msg), `${name}: '${msg}'`, `${name}: message '${msg}'`);
 }
 
+// F's value in the page once it is truthy, checked every 50 ms for 60 s at
+// most (page.waitForFunction polls by an eval, which the page's CSP refuses)
+async function poll(page, f) {
+  for (let i = 0; i < 1200; i++) {
+    const v = await page.evaluate(f);
+    if (v) return v;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`no ${f} after 60 s`);
+}
+
 // a page that arrives slowly, cut in the middle of a block after the
 // script: the block is unpacked only once the whole document is there. The
 // browser puts a block's text in as it parses it, so a block unpacked before
@@ -332,12 +343,12 @@ async function slowLoad(browser, name, tr) {
   try {
     const loaded = page.goto(`http://127.0.0.1:${server.address().port}/`, {waitUntil: 'commit'});
     await page.waitForSelector('body[data-drawn]', {timeout: 60000});
-    await page.waitForTimeout(500);     // (afterPaint, then the other blocks asked for)
+    // (after afterPaint the page asks for its other blocks)
+    await poll(page, () => typeof lazyWait !== 'undefined' && 'memtrace-bins' in lazyWait);
     const early = await page.evaluate(() => document.readyState);
     release();
     await loaded;
-    const st = await page.waitForFunction(() => document.body.dataset.complete || document.body.dataset.error,
-                                          null, {timeout: 60000}).then((h) => h.jsonValue());
+    const st = await poll(page, () => document.body.dataset.complete || document.body.dataset.error);
     const d = await page.evaluate(() => ({...document.body.dataset}));
     const rows = await tableRows(page);
     check(early === 'loading' && d.complete && !d.error && rows > 60 && !errors.length,
