@@ -4,6 +4,7 @@
  * later (the flusher thread of a multi-threaded program), while the
  * program still runs. With "busy" it is single-threaded and allocates and
  * frees for 3 seconds instead of idling (flushed from the sampled path).
+ * It prints "allocated" once the 8 MiB are.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -31,6 +32,8 @@ int main(int argc, char **argv)
         keep[i] = malloc(4096);
         keep[i][0] = 1;
     }
+    puts("allocated");      /* (the test's clock starts here) */
+    fflush(stdout);
     if (threaded) {
         pthread_join(t, NULL);
     } else if (argc > 1 && strcmp(argv[1], "busy") == 0) {

@@ -285,7 +285,10 @@ async function csp(page, name) {
     window.cspViolations = [];
     const fetched = await fetch('https://example.invalid/x').then(() => 'fetched', () => 'refused');
     const img = new Image(); img.src = 'https://example.invalid/x.png'; document.body.appendChild(img);
-    await new Promise((r) => setTimeout(r, 200));
+    // (the image's violation is reported later: up to 10 s for both)
+    for (let i = 0; i < 200 && !(window.cspViolations.some((d) => /connect-src/.test(d)) &&
+                                 window.cspViolations.some((d) => /img-src/.test(d))); i++)
+      await new Promise((r) => setTimeout(r, 50));
     return {fetched, v: window.cspViolations.slice()}; });
   check(blocked.fetched === 'refused' && blocked.v.some((d) => /connect-src/.test(d)) && blocked.v.some((d) => /img-src/.test(d)),
         `${name}: CSP refuses a fetch and an image from elsewhere (${blocked.v.join(', ')})`,
