@@ -13,6 +13,8 @@
 
 #include "ring.h"
 
+static pthread_t tid[4];
+
 static void *worker(void *arg)
 {
     void *ring[64] = {0};
@@ -22,15 +24,17 @@ static void *worker(void *arg)
     for (int k = 0; k < 64; k++)
         free(ring[k]);
     usleep(100000 * (useconds_t)(uintptr_t)arg);   /* after main's exit */
+    /* in order, whatever the load: the output is compared with a plain run's */
+    if ((uintptr_t)arg > 1)
+        pthread_join(tid[(uintptr_t)arg - 2], NULL);
     printf("worker %u done\n", (unsigned)(uintptr_t)arg);
     return NULL;
 }
 
 int main(void)
 {
-    pthread_t t[4];
     for (uintptr_t i = 0; i < 4; i++)
-        if (pthread_create(&t[i], NULL, worker, (void *)(i + 1)) != 0)
+        if (pthread_create(&tid[i], NULL, worker, (void *)(i + 1)) != 0)
             return 1;
     pthread_exit(NULL);
 }
