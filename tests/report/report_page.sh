@@ -2,8 +2,9 @@
 # report.page: page_test.js in headless Chromium, the page's behaviour
 # beyond its numbers (tooltip, chart drag and scales, labels, the table's
 # note and headers, long trace info, empty traces, no DecompressionStream,
-# a page that arrives slowly, the Content-Security-Policy) on corpus traces; the pages and screenshots
-# (page-NAME.html, page-NAME.png) stay in OUTDIR, the build directory.
+# a page that arrives slowly, the Content-Security-Policy) on corpus traces;
+# the pages and screenshots (page-NAME.html, page-NAME.png) stay in OUTDIR,
+# the build directory.
 #   report_page.sh CLI CORPUS_DIR OUTDIR
 set -u
 CLI=$1 CORPUS=${MEMTRACE_CORPUS:-$2} OUT=$3
