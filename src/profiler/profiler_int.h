@@ -180,6 +180,8 @@ MT_HIDDEN const char *mt_unwind_name(void);
 /* Text range of this library, so its frames can be dropped; the unwinder
  * chosen by MEMTRACE_UNWIND. */
 MT_HIDDEN void mt_unwind_init(void);
+/* MEMTRACE_UNWIND unset, empty or one of the names mt_unwind_init knows. */
+MT_HIDDEN int mt_unwind_env_ok(void);
 /* libunwind's set-up, at the first session's start (under the session
  * lock), not at load: it opens its memory-validation pipe then, two
  * descriptors that a process not traced (MEMTRACE unset, or its trace

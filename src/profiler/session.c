@@ -1535,6 +1535,12 @@ __attribute__((constructor)) static void mt_profiler_init(void)
         mt_leave(&mt_self);
         return;
     }
+    if (!mt_unwind_env_ok()) {
+        say("memtrace: MEMTRACE_UNWIND=%s: not an unwinder (libunwind, libgcc, step or "
+            "check; unset for the default); running untraced", getenv("MEMTRACE_UNWIND"));
+        mt_leave(&mt_self);
+        return;
+    }
     char err[PATH_MAX + 128];
     session_lock();
     int r = start_locked(path, rate, context, err, sizeof err);

@@ -120,6 +120,18 @@ static __attribute__((noinline)) int in_new(uint64_t pc)
     return 0;
 }
 
+int mt_unwind_env_ok(void)
+{
+    static const char *const known[] = {"libunwind", "libgcc", "step", "check"};
+    const char *u = getenv("MEMTRACE_UNWIND");
+    if (!u || !*u)
+        return 1;
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+        if (strcmp(u, known[i]) == 0)
+            return 1;
+    return 0;
+}
+
 void mt_unwind_init(void)
 {
     if (!mt_self_hi)
@@ -127,6 +139,8 @@ void mt_unwind_init(void)
     if (!n_new)
         find_new();
     const char *u = getenv("MEMTRACE_UNWIND");
+    if (u && *u && !mt_unwind_env_ok())
+        return;                                 /* (untraced: the constructor says so) */
     if (u && strcmp(u, "libgcc") == 0)
         mt_unwinder = MT_UNWIND_GCC;
     else if (u && strcmp(u, "step") == 0)       /* (to measure it) */

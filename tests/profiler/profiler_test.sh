@@ -169,6 +169,19 @@ env)
       [ "$(wc -l < e.err)" = 1 ] && ok "MEMTRACE_RATE=$bad refused in one line" || { fail "MEMTRACE_RATE=$bad message"; cat e.err; }
     [ ! -s e.ctf ] || fail "MEMTRACE_RATE=$bad: a trace was written"
   done
+  # MEMTRACE_UNWIND names an unwinder (for comparisons): another name is a
+  # bad setting like a bad rate, not silently the default
+  rm -f e.ctf
+  LD_PRELOAD=$PRELOAD MEMTRACE=e.ctf MEMTRACE_UNWIND=bogus "$P" > e.out 2> e.err
+  rc=$?
+  [ $rc = 0 ] && cmp -s plain.out e.out && [ ! -s e.ctf ] &&
+    grep -qx "memtrace: MEMTRACE_UNWIND=bogus: not an unwinder (libunwind, libgcc, step or check; unset for the default); running untraced" e.err &&
+    [ "$(wc -l < e.err)" = 1 ] && ok "MEMTRACE_UNWIND=bogus refused in one line, untraced" ||
+    { fail "MEMTRACE_UNWIND=bogus (rc $rc)"; cat e.err; }
+  rm -f g.ctf
+  LD_PRELOAD=$PRELOAD MEMTRACE=g.ctf MEMTRACE_UNWIND=libunwind "$P" > g.out 2> g.err
+  [ ! -s g.err ] && "$CLI" info g.ctf 2>&1 | grep -q "(unwinder libunwind)" &&
+    ok "MEMTRACE_UNWIND=libunwind accepted" || { fail "MEMTRACE_UNWIND=libunwind"; cat g.err; }
   for good in " 1e-3" 1_000e-6 0x1p-10 1; do
     rm -f g.ctf
     LD_PRELOAD=$PRELOAD MEMTRACE=g.ctf MEMTRACE_RATE="$good" MEMTRACE_CONTEXT="ctx $good" "$P" > g.out 2> g.err
