@@ -63,6 +63,9 @@ stands for the process id.
 Samples per 8-byte word, greater than 0 and at most 1 (default 1e-5: a sample
 per ~781 KiB allocated). A bad value is reported on standard error and the
 program runs untraced.
+.B memtrace run
+takes it from 1e-15 on, and refuses a smaller one before the program runs
+(below ~1e-16 the rate a trace records would not be the one sampled at).
 .TP
 .B MEMTRACE_CONTEXT
 Free text stored in the trace
@@ -96,24 +99,33 @@ at a time;
 .B check
 unwinds every sample with the profiler's unwinder and with
 .BR unw_step ,
-keeps the latter's, and prints at exit how many differed.
+keeps the latter's, and prints at exit how many differed. Another value is a
+bad setting: reported, and the program runs untraced.
 .TP
 .B MEMTRACE_THREADS
 (the analysing commands) 1: read the trace on the calling thread instead of a
-second one (the output is the same).
+second one (the output is the same); 2, the default. Every command but
+.B run
+takes 1, 2 or an empty value and refuses any other (bad usage).
 .TP
 .B MEMTRACE_PRELOAD
 .RB ( "memtrace run" )
-where the profiler library is, when it is not next to the memtrace program or
-in the library directory of its installation.
+the profiler library's path. When set and not empty it is the library used,
+and nothing else is looked for; otherwise the library is looked for next to
+the memtrace program, then in the library directory of its installation.
 .PP
 Once started the profiler removes itself from the environment, so the
 program's children run untraced unless following is asked for.
 .SH EXIT STATUS
 0 on success, 1 for a malformed trace or an I/O error (every event before
-the damage is processed first), 2 for bad usage;
+the damage is processed first), 2 for bad usage.
 .B memtrace run
-exits with its program's status (128+N when a signal N killed it).
+exits with its program's status; when a signal kills the program, it ends
+itself by the same signal (a shell's $? is then 128+N for signal N). It
+exits with 1 when the program is missing or not executable, the profiler
+library cannot be found or used, or the trace cannot be written where asked;
+with 126 when the program cannot be executed all the same, and 127 when the
+interpreter its #! line names is missing.
 .SH SEE ALSO
 The project's docs/CLI.md (these texts), docs/PROFILER.md (the profiler) and
 docs/REPORT.md (the HTML report); the trace format specification, FORMAT.md.

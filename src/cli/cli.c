@@ -50,15 +50,16 @@ static void usage(FILE *out)
         fprintf(out, "  %-12s %s\n", commands[i].name, commands[i].summary);
     fprintf(out,
             "\n"
-            "Run 'memtrace COMMAND --help' for a command's options, 'memtrace\n"
-            "--version' for the version. Long options take their value as the\n"
-            "next argument or after '=' (--limit 5, --limit=5); '--' ends the\n"
-            "options.\n"
+            "Run 'memtrace COMMAND --help' (or 'memtrace help COMMAND') for a\n"
+            "command's options, 'memtrace --version' for the version. Long\n"
+            "options take their value as the next argument or after '='\n"
+            "(--limit 5, --limit=5); '--' ends the options.\n"
             "Exit status: 0 success, 1 bad trace or I/O error, 2 bad usage.\n"
             "\n"
             "Environment: top, live, diff and the filtered reports read the trace\n"
             "on a second thread; MEMTRACE_THREADS=1 keeps everything on one (the\n"
-            "output is the same; 2 is the default, any other value an error).\n");
+            "output is the same). Every command but run checks it: 1, 2 (the\n"
+            "default) or empty; any other value is a usage error.\n");
 }
 
 /* A message on stderr with its control characters (a file name's newline
