@@ -625,6 +625,7 @@ static int back(mt_scan *s, const rec *r, const sent *newsum, const mt_event *ev
         p->b.bstacks[p->b.nbstacks++] = *newsum;
     }
     if (r->kind == MT_EVENT_ALLOC) {
+        s->alloc_seq++;
         p->b.total_samples += r->nsamples;
         p->b.odd_allocs += r->nsamples <= 0 || r->length < 0;
         mt_stack st;

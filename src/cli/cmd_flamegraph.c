@@ -172,6 +172,10 @@ typedef struct fg {
     /* Every allocation of a single-domain trace reaches stack_of in order,
      * so ev->common_prefix frames are those of the previous backtrace. */
     int trust_prefix;
+    /* With filters, the frames known to be the previous backtrace's
+     * (mt_scan_shared_prefix), for the next stack_hash */
+    size_t known;
+    mt_prev_alloc prev_added;
     /* allocations counted PEND_DEPTH allocations later (on_alloc) */
     pend_alloc pend[PEND_DEPTH];
     unsigned pend_first, npend;
@@ -482,11 +486,13 @@ static int stack_hash(fg *g, const mt_event *ev, uint64_t h[2], size_t *common)
     const uint64_t *bt = ev->backtrace;
     size_t p = 0;
     size_t lim = n < g->prev_len ? n : g->prev_len;
-    if (g->trust_prefix)        /* the reader's own count: no compare */
+    if (g->trust_prefix) {      /* the reader's own count: no compare */
         p = ev->common_prefix < (int64_t)lim ? (size_t)ev->common_prefix : lim;
-    else
+    } else {
+        p = g->known < lim ? g->known : lim;
         while (p < lim && bt[p] == g->prev_codes[p])
             p++;
+    }
     if (grow_array(&g->prev_codes, &g->prev_cap, n, sizeof *g->prev_codes) ||
         grow_array(&g->prefix_hash, &g->prefix_hash_cap, n, sizeof *g->prefix_hash))
         return -2;
@@ -804,6 +810,7 @@ static int scan_alloc(void *ctx, const mt_event *ev, uint32_t *user)
     fg_scan *fs = ctx;
     fs->g->r = fs->sc->reader;
     size_t idx;
+    fs->g->known = mt_scan_shared_prefix(fs->sc, ev, &fs->g->prev_added);
     fs->g->err = stack_of(fs->g, ev, &idx);
     if (!fs->g->err)
         *user = fs->g->st_node[idx];

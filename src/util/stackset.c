@@ -90,6 +90,12 @@ static uint32_t child(stackset *s, uint32_t parent, uint64_t code)
 
 int stackset_add(stackset *s, const uint64_t *codes, size_t len, uint32_t *id)
 {
+    return stackset_add_shared(s, codes, len, 0, id);
+}
+
+int stackset_add_shared(stackset *s, const uint64_t *codes, size_t len, size_t shared,
+                        uint32_t *id)
+{
     if (len > NONE - 2 || s->nstacks >= NONE - 2)
         return -1;
     if (!s->nnodes) {
@@ -108,9 +114,10 @@ int stackset_add(stackset *s, const uint64_t *codes, size_t len, uint32_t *id)
         s->scratch = sc;
         s->path_cap = cap < cap2 ? cap : cap2;
     }
-    /* the prefix shared with the last stack added (its codes are kept in
-     * order in `last`: a run of compares that the processor streams) */
-    size_t k = 0, n = len < s->path_len ? len : s->path_len;
+    /* the prefix shared with the last stack added: the caller's word for
+     * its first `shared` codes, then a run of compares with `last` (which
+     * keeps its codes in order, for the processor to stream) */
+    size_t n = len < s->path_len ? len : s->path_len, k = shared < n ? shared : n;
     while (k < n && s->last[k] == codes[k])
         k++;
     uint32_t at = k ? s->path[k - 1] : 0;
@@ -135,20 +142,36 @@ int stackset_add(stackset *s, const uint64_t *codes, size_t len, uint32_t *id)
     return 0;
 }
 
-const uint64_t *stackset_get(const stackset *s, uint32_t id, size_t *len)
+const uint64_t *stackset_get(stackset *s, uint32_t id, size_t *len)
+{
+    size_t shared;
+    return stackset_get_shared(s, id, len, &shared);
+}
+
+const uint64_t *stackset_get_shared(stackset *s, uint32_t id, size_t *len, size_t *shared)
 {
     static const uint64_t none[1];
-    uint32_t at = s->term[id];
+    uint32_t at = s->term[id], b = s->held;
     size_t n = s->nodes[at].depth;
-    if (!n) {                       /* (scratch may still be NULL) */
-        *len = 0;
-        return none;
+    /* scratch holds the codes of node `held`: only those below its common
+     * ancestor with `at` change (every stack added fit path_cap, and
+     * scratch has that room) */
+    uint32_t a = at;
+    while (s->nodes[a].depth > s->nodes[b].depth) {
+        s->scratch[s->nodes[a].depth - 1] = s->nodes[a].code;
+        a = s->nodes[a].parent;
     }
-    /* (every stack added fit path_cap, and scratch has that room) */
-    for (size_t i = n; i-- > 0; at = s->nodes[at].parent)
-        s->scratch[i] = s->nodes[at].code;
+    while (s->nodes[b].depth > s->nodes[a].depth)
+        b = s->nodes[b].parent;
+    while (a != b) {
+        s->scratch[s->nodes[a].depth - 1] = s->nodes[a].code;
+        a = s->nodes[a].parent;
+        b = s->nodes[b].parent;
+    }
+    s->held = at;
+    *shared = s->nodes[a].depth;
     *len = n;
-    return s->scratch;
+    return n ? s->scratch : none;   /* (scratch may still be NULL) */
 }
 
 void stackset_free(stackset *s)

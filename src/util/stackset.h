@@ -12,9 +12,10 @@
  * average) took 9.8 M codes, 134 MB; as a trie, 0.72 M nodes.
  *
  * Adding walks the trie from the longest prefix shared with the previous
- * stack added (a run of compares in order), then looks up the remaining
- * frames one by one; each node remembers the child last looked up from it,
- * which answers most of those lookups without the hash table.
+ * stack added (a run of compares in order, or known: stackset_add_shared),
+ * then looks up the remaining frames one by one; each node remembers the
+ * child last looked up from it, which answers most of those lookups
+ * without the hash table.
  */
 #ifndef MT_STACKSET_H
 #define MT_STACKSET_H
@@ -40,12 +41,23 @@ typedef struct stackset {
     uint32_t *path;             /* the nodes of the last stack added:      */
     size_t path_len, path_cap;  /* path[i] holds its first i + 1 codes     */
     uint64_t *last;             /* ... and its codes (path_cap of them)    */
-    uint64_t *scratch;          /* stackset_get's output (path_cap codes)  */
+    uint64_t *scratch;          /* stackset_get's output (path_cap codes): */
+    uint32_t held;              /* the codes of this node's stack (0: none) */
 } stackset;
 
 /* The id of codes[0..len), added if new: 0, or -1 when out of memory (or
  * beyond 2^32 - 2 stacks or nodes). */
 int stackset_add(stackset *s, const uint64_t *codes, size_t len, uint32_t *id);
+
+/* The same, when the caller knows that codes[0..shared) are the first
+ * codes of the last stack added (or all of them, when it has fewer): those
+ * are not compared again, which makes an allocation's add cost its new
+ * frames, not its depth (a trace of deep recursion: 100 000 allocations
+ * 100 000 frames deep took 3.5 s to export by comparing). A wrong `shared`
+ * gives a wrong id, so callers pass it only when they know (mt_scan's
+ * alloc_seq, below in analysis.h). */
+int stackset_add_shared(stackset *s, const uint64_t *codes, size_t len, size_t shared,
+                        uint32_t *id);
 
 /* The number of codes of stack id. */
 static inline size_t stackset_len(const stackset *s, uint32_t id)
@@ -54,8 +66,14 @@ static inline size_t stackset_len(const stackset *s, uint32_t id)
 }
 
 /* The codes of stack id, caller first; *len gets their number. The array is
- * the set's own: valid until the next stackset_get or stackset_add. */
-const uint64_t *stackset_get(const stackset *s, uint32_t id, size_t *len);
+ * the set's own: valid until the next stackset_get or stackset_add. Only
+ * the codes that differ from the stack the last call gave are written, so
+ * a run of calls costs the frames that change, not the depth. */
+const uint64_t *stackset_get(stackset *s, uint32_t id, size_t *len);
+
+/* The same, and *shared gets how many leading codes the stack shares with
+ * the one the previous call gave (0 for the first call). */
+const uint64_t *stackset_get_shared(stackset *s, uint32_t id, size_t *len, size_t *shared);
 
 void stackset_free(stackset *s);
 

@@ -17,7 +17,8 @@
 
 #define DW_MAX 3
 
-/* Where one domain's writer writes; drop: its next packet is left out. */
+/* Where one domain's writer writes; drop: how many of its next packets
+ * are left out. */
 typedef struct dw_sink {
     int fd, drop;
 } dw_sink;
@@ -26,7 +27,7 @@ static int dw_write(void *ctx, const void *buf, size_t len)
 {
     dw_sink *k = ctx;
     if (k->drop) {
-        k->drop = 0;
+        k->drop--;
         return 0;
     }
     for (const char *p = buf; len;) {

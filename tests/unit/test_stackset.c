@@ -51,18 +51,34 @@ static uint64_t next(void)
     return rng;
 }
 
-/* Every stack of s equal to the model's, and its length. */
-static void check_all(const stackset *s, const model *m)
+/* The number of leading codes two of the model's stacks share. */
+static size_t model_shared(const model *m, size_t a, size_t b)
+{
+    size_t k = 0, n = m->len[a] < m->len[b] ? m->len[a] : m->len[b];
+    while (k < n && m->v[a][k] == m->v[b][k])
+        k++;
+    return k;
+}
+
+/* Every stack of s equal to the model's, and its length, got in order and
+ * then in a random order (stackset_get writes only what changed since the
+ * last get; stackset_get_shared says how much that was not). */
+static uint64_t next(void);
+static void check_all(stackset *s, const model *m)
 {
     CHECK_EQ(s->nstacks, m->n);
-    for (size_t i = 0; i < m->n && i < s->nstacks; i++) {
-        size_t len;
-        const uint64_t *c = stackset_get(s, (uint32_t)i, &len);
+    size_t last = SIZE_MAX;
+    for (size_t k = 0; k < 2 * m->n && m->n == s->nstacks; k++) {
+        size_t i = k < m->n ? k : (size_t)(next() % m->n), len, shared;
+        const uint64_t *c = stackset_get_shared(s, (uint32_t)i, &len, &shared);
         CHECK_EQ(len, m->len[i]);
         CHECK_EQ(stackset_len(s, (uint32_t)i), m->len[i]);
         CHECK(c != NULL);
         if (len == m->len[i] && len)
             CHECK(memcmp(c, m->v[i], len * sizeof *c) == 0);
+        if (last != SIZE_MAX)
+            CHECK_EQ(shared, model_shared(m, last, i));
+        last = i;
     }
 }
 
@@ -78,7 +94,7 @@ static void test_random(void)
         memset(&s, 0, sizeof s);
         model m = {0};
         uint64_t cur[600], old[600];
-        size_t len = 0, oldlen = 0;
+        size_t len = 0, oldlen = 0, kept = 0;
         int bad = 0;
         for (int i = 0; i < 3000 && !bad; i++) {
             unsigned r = (unsigned)(next() % 8);
@@ -95,12 +111,20 @@ static void test_random(void)
                 oldlen = len;
             } else {
                 len = len ? (size_t)(next() % (len + 1)) : 0;
+                kept = len;
                 size_t add = (size_t)(next() % (round < 10 ? 4 : 40));
                 for (size_t k = 0; k < add && len < 600; k++)
                     cur[len++] = next() % (round % 2 ? 5 : 1000);
             }
             uint32_t id, want = model_add(&m, cur, len);
-            if (stackset_add(&s, cur, len, &id) != 0) {
+            /* every third round says what the stack shares with the
+             * previous one (stackset_add_shared): nothing after a swap,
+             * more than it has (clipped) when it is the same, else what
+             * was kept of it, or a part of that */
+            size_t shared = r == 0 ? 0 : r == 1 ? len + 5 : kept - kept / 3 * (size_t)(i % 2);
+            int st = round % 3 != 2 ? stackset_add(&s, cur, len, &id)
+                                    : stackset_add_shared(&s, cur, len, shared, &id);
+            if (st != 0) {
                 CHECK(0);
                 bad = 1;
                 break;
