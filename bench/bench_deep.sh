@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# bench_deep.sh - the toolkit on deep recursion: work per allocation that
+# grows with the backtrace's depth instead of with its new frames.
+#
+#   bench_deep.sh MEMTRACE GEN_DEEP [N (default 100000)] [DEPTH (default 100000)]
+#
+# gen_deep writes N allocations DEPTH frames deep, each sharing all but its
+# last frame with the one before (~1.5 MB for 10^10 frames). Each command
+# runs once on it (the figures are seconds apart from minutes when a command
+# visits every frame); `check` is the floor (decoding, which costs the new
+# frames only). `copy` and `subsample` go through the writer, whose API
+# takes each allocation's whole callstack: they cost N x DEPTH by design
+# (a comparison with the previous callstack, ~1 s per 10^10 frames here).
+# Last lines: "RESULT deep_<cmd>_s SECONDS" for run.sh.
+set -eu
+cli=$1 gen=$2 n=${3:-100000} depth=${4:-100000}
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+tr=$tmp/deep.ctf
+"$gen" "$tr" "$n" "$depth"
+echo "trace: $n allocations, $depth frames deep, $(stat -c %s "$tr") bytes"
+cmds=("check" "info" "top" "live" "flamegraph" "flamegraph --min-size 1" "hotspots"
+      "hotspots --min-size 1" "pprof -o $tmp/p.pb.gz" "speedscope -o $tmp/s.json"
+      "report -o $tmp/r.html")
+printf '%-28s %9s\n' command seconds
+for c in "${cmds[@]}"; do
+    # shellcheck disable=SC2086   # $c: a command and its options
+    /usr/bin/time -f "%e" -o "$tmp/t" "$cli" $c "$tr" > /dev/null
+    printf '%-28s %9s\n' "${c%% -o *}" "$(cat "$tmp/t")"
+    key=${c%% -o *}; key=${key// --min-size 1/_filtered}; key=${key// /_}
+    echo "RESULT deep_${key}_s $(cat "$tmp/t")" >> "$tmp/results"
+done
+cat "$tmp/results"
