@@ -163,7 +163,10 @@ static int gz_open(gzout *o, int fd, const char *name, char *err, size_t errlen)
         snprintf(err, errlen, "%s: %s", name, strerror(errno));
         return -1;
     }
-    o->gz = gzdopen(d, "wb9");
+    /* zlib's default level: 9 took 4.2 s against 1.1 s for a trace of
+     * 100 000 distinct stacks (the compression was 90% of the command),
+     * for a file 0.01% smaller (3.0 MB) */
+    o->gz = gzdopen(d, "wb6");
     if (!o->gz) {
         close(d);
         snprintf(err, errlen, "%s: out of memory", name);
