@@ -203,39 +203,20 @@ struct mt_scan {
                                  them, a real trace has none, estimates
                                  that count them mean nothing              */
     int64_t accepted;         /* objects that passed the filter             */
-    uint64_t alloc_seq;       /* allocations read so far, filtered or not:
-                                 on_alloc's is the alloc_seq-th (so an
-                                 on_alloc that last saw alloc_seq - 1 in
-                                 the same domain knows its common_prefix
-                                 holds for the backtrace it saw then)      */
+    size_t shared_prefix;     /* during on_alloc: how many leading frames
+                                 its backtrace shares with the one on_alloc
+                                 was given last (0: not known), for a
+                                 stackset (stackset_add_shared). The
+                                 reader's common_prefix, where no
+                                 allocation came between; else their
+                                 least one, over the allocations of that
+                                 domain since (each backtrace is built on
+                                 its domain's previous one); 0 after one of
+                                 another domain was given                 */
     size_t nstacks;           /* distinct stacks interned                   */
     char err[512];
     void *priv;
 };
-
-/* What on_alloc last saw, for mt_scan_shared_prefix. Zero-initialise. */
-typedef struct mt_prev_alloc {
-    uint64_t seq;             /* its alloc_seq, 0: none                      */
-    int domain;
-} mt_prev_alloc;
-
-/* For an on_alloc that adds every backtrace it sees to a stackset: how
- * many leading codes ev's backtrace shares with the one it saw last, as
- * stackset_add_shared takes it. That is the reader's common_prefix when
- * the last was the allocation read just before this one, in the same
- * domain (the reader builds a backtrace from that domain's previous one);
- * otherwise 0 (the stackset compares). Records ev in *last. */
-static inline size_t mt_scan_shared_prefix(const mt_scan *s, const mt_event *ev,
-                                           mt_prev_alloc *last)
-{
-    size_t shared = 0;
-    if (last->seq && last->seq + 1 == s->alloc_seq && last->domain == ev->domain &&
-        ev->common_prefix > 0)
-        shared = (size_t)ev->common_prefix;
-    last->seq = s->alloc_seq;
-    last->domain = ev->domain;
-    return shared;
-}
 
 /* Read the trace at path ("-": standard input) and call on_object for
  * every object passing the filter (--live-at resolved as scan->live_at).

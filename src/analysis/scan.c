@@ -402,6 +402,11 @@ typedef struct scan_priv {
     uint64_t *cum;              /* running OR of masks of the last backtrace */
     size_t cum_cap, prev_len;
     int prev_domain, have_prev;
+    /* for mt_scan.shared_prefix: the domain of the allocation on_alloc was
+     * given last (if given_any), and the least frames shared along that
+     * domain's allocations since (SIZE_MAX: none yet) */
+    int given_any, given_domain;
+    size_t given_shared;
     mt_newcodes newcodes;       /* which frames need their codes checked */
     uint64_t in_bits, not_in_bits;
     uint64_t dm_skey[DM_SIZE];  /* direct-mapped cache in front of stack_ids */
@@ -625,7 +630,15 @@ static int back(mt_scan *s, const rec *r, const sent *newsum, const mt_event *ev
         p->b.bstacks[p->b.nbstacks++] = *newsum;
     }
     if (r->kind == MT_EVENT_ALLOC) {
-        s->alloc_seq++;
+        if (ev && p->given_any && ev->domain == p->given_domain) {
+            /* the frames this backtrace shares with the domain's previous
+             * one (all of it when the reader returned that one again) */
+            size_t k = ev->common_prefix <= 0 ? 0
+                       : (uint64_t)ev->common_prefix < ev->backtrace_len
+                       ? (size_t)ev->common_prefix : ev->backtrace_len;
+            if (k < p->given_shared)
+                p->given_shared = k;
+        }
         p->b.total_samples += r->nsamples;
         p->b.odd_allocs += r->nsamples <= 0 || r->length < 0;
         mt_stack st;
@@ -635,9 +648,16 @@ static int back(mt_scan *s, const rec *r, const sent *newsum, const mt_event *ev
         if (!mt_filter_accepts_alloc(s->filter, s->info, &o))
             return 0;
         lobj lo = {r->id, t, r->length, r->nsamples, r->si, 0, r->source, 1};
-        if (ev && s->on_alloc && s->on_alloc(s->ctx, ev, &lo.user)) {
-            p->b.err = 1;
-            return 1;
+        if (ev && s->on_alloc) {
+            s->shared_prefix = p->given_any && ev->domain == p->given_domain
+                               ? p->given_shared : 0;
+            p->given_any = 1;
+            p->given_domain = ev->domain;
+            p->given_shared = SIZE_MAX;
+            if (s->on_alloc(s->ctx, ev, &lo.user)) {
+                p->b.err = 1;
+                return 1;
+            }
         }
         o.user = lo.user;
         if (s->on_accept && s->on_accept(s->ctx, &o)) {

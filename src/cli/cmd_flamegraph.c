@@ -173,9 +173,8 @@ typedef struct fg {
      * so ev->common_prefix frames are those of the previous backtrace. */
     int trust_prefix;
     /* With filters, the frames known to be the previous backtrace's
-     * (mt_scan_shared_prefix), for the next stack_hash */
+     * (mt_scan.shared_prefix), for the next stack_hash */
     size_t known;
-    mt_prev_alloc prev_added;
     /* allocations counted PEND_DEPTH allocations later (on_alloc) */
     pend_alloc pend[PEND_DEPTH];
     unsigned pend_first, npend;
@@ -810,7 +809,7 @@ static int scan_alloc(void *ctx, const mt_event *ev, uint32_t *user)
     fg_scan *fs = ctx;
     fs->g->r = fs->sc->reader;
     size_t idx;
-    fs->g->known = mt_scan_shared_prefix(fs->sc, ev, &fs->g->prev_added);
+    fs->g->known = fs->sc->shared_prefix;
     fs->g->err = stack_of(fs->g, ev, &idx);
     if (!fs->g->err)
         *user = fs->g->st_node[idx];

@@ -185,7 +185,6 @@ typedef struct hs {
     const mt_filter *filter;
     mt_scan *scan;
     stackset stacks;            /* backtraces of the undecided objects */
-    mt_prev_alloc prev_added;   /* the last one added (scan_alloc)     */
     /* errors */
     int err;                    /* 0, -1 unknown code, -2 out of memory */
     uint64_t bad_code, bad_off;     /* an undefined code, and where */
@@ -573,8 +572,8 @@ static int on_alloc(hs *h, const mt_event *ev)
 static int scan_alloc(void *ctx, const mt_event *ev, uint32_t *user)
 {
     hs *h = ctx;
-    size_t shared = mt_scan_shared_prefix(h->scan, ev, &h->prev_added);
-    if (stackset_add_shared(&h->stacks, ev->backtrace, ev->backtrace_len, shared, user))
+    if (stackset_add_shared(&h->stacks, ev->backtrace, ev->backtrace_len,
+                            h->scan->shared_prefix, user))
         h->err = -2;
     return h->err;
 }

@@ -35,8 +35,8 @@ int rp_code_frames(rp_profile *p, const mt_filter *f, uint64_t code,
 static int on_alloc(void *ctx, const mt_event *ev, uint32_t *user)
 {
     rp_profile *p = ctx;
-    size_t shared = mt_scan_shared_prefix(&p->scan, ev, &p->prev);
-    if (stackset_add_shared(&p->stacks, ev->backtrace, ev->backtrace_len, shared, user)) {
+    if (stackset_add_shared(&p->stacks, ev->backtrace, ev->backtrace_len,
+                            p->scan.shared_prefix, user)) {
         p->err = 1;
         return 1;
     }

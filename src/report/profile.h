@@ -75,7 +75,6 @@ typedef struct rp_profile {
     uint32_t *cls_dm_idx; /* key -> index + 1 (0: empty)                     */
     size_t ncls, cls_cap;
     mt_scan scan;         /* the second pass, open: reader for locations     */
-    mt_prev_alloc prev;   /* internal: the last allocation added to stacks   */
     const mt_trace_info *info;
     int err;              /* internal: out of memory                         */
 } rp_profile;

@@ -54,8 +54,8 @@ int stackset_add(stackset *s, const uint64_t *codes, size_t len, uint32_t *id);
  * are not compared again, which makes an allocation's add cost its new
  * frames, not its depth (a trace of deep recursion: 100 000 allocations
  * 100 000 frames deep took 3.5 s to export by comparing). A wrong `shared`
- * gives a wrong id, so callers pass it only when they know (mt_scan's
- * alloc_seq, below in analysis.h). */
+ * gives a wrong id, so callers pass it only when they know (as
+ * mt_scan.shared_prefix does, in analysis.h). */
 int stackset_add_shared(stackset *s, const uint64_t *codes, size_t len, size_t shared,
                         uint32_t *id);
 

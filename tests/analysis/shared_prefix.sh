@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The commands that keep backtraces take the frames an allocation shares
-# with the previous one from the reader (common_prefix) instead of comparing
-# them, where they know the previous one is the one they saw last: with
-# filters, only when no allocation they were not given came between (mt_scan's
-# alloc_seq), and in v003 only within a domain. gen_pair writes ALL (3000
+# with the one they were given last from the reader instead of comparing
+# them: its common_prefix, or with filters the least common_prefix of the
+# allocations of its domain since the one given last (mt_scan.shared_prefix),
+# and nothing after one of another domain was given. gen_pair writes ALL (3000
 # allocations of 1 to 8 words, wandering backtraces, now and then thousands
 # of frames of recursion) and KEPT (those of 4 words or more, the same
 # backtraces); each command given ALL with --min-size 32 must print what it
