@@ -18,15 +18,17 @@ tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 tr=$tmp/deep.ctf
 "$gen" "$tr" "$n" "$depth"
 echo "trace: $n allocations, $depth frames deep, $(stat -c %s "$tr") bytes"
-cmds=("check" "info" "top" "live" "flamegraph" "flamegraph --min-size 1" "hotspots"
-      "hotspots --min-size 1" "pprof -o $tmp/p.pb.gz" "speedscope -o $tmp/s.json"
-      "report -o $tmp/r.html")
+# (--min-size 1 keeps every allocation, --in site_a every other one, and
+# --hide recurse takes the recursive frames away from the sites)
+cmds=("check" "info" "top" "top --hide recurse" "live" "flamegraph" "flamegraph --min-size 1"
+      "flamegraph --in site_a" "hotspots" "hotspots --min-size 1" "hotspots --in site_a"
+      "pprof -o $tmp/p.pb.gz" "speedscope -o $tmp/s.json" "report -o $tmp/r.html")
 printf '%-28s %9s\n' command seconds
 for c in "${cmds[@]}"; do
     # shellcheck disable=SC2086   # $c: a command and its options
     /usr/bin/time -f "%e" -o "$tmp/t" "$cli" $c "$tr" > /dev/null
     printf '%-28s %9s\n' "${c%% -o *}" "$(cat "$tmp/t")"
-    key=${c%% -o *}; key=${key// --min-size 1/_filtered}; key=${key// /_}
+    key=${c%% -o *}; key=${key//--/}; key=${key//[^a-z0-9]/_}
     echo "RESULT deep_${key}_s $(cat "$tmp/t")" >> "$tmp/results"
 done
 cat "$tmp/results"

@@ -402,6 +402,9 @@ typedef struct scan_priv {
     uint64_t *cum;              /* running OR of masks of the last backtrace */
     size_t cum_cap, prev_len;
     int prev_domain, have_prev;
+    ptrdiff_t site_pos;         /* the last backtrace's innermost frame with
+                                   a site (-1: none); the frames after it
+                                   have none */
     /* for mt_scan.shared_prefix: the domain of the allocation on_alloc was
      * given last (if given_any), and the least frames shared along that
      * domain's allocations since (SIZE_MAX: none yet) */
@@ -495,18 +498,34 @@ static int64_t summarize(mt_scan *s, const mt_event *ev)
             if ((last = code_index(s, bt[i])) < 0)
                 return -1;
     }
+    size_t known_below = from && p->site_pos < (ptrdiff_t)from ? from : 0;
+    ptrdiff_t known_site = p->site_pos;
     p->have_prev = 1;
     p->prev_domain = ev->domain;
     p->prev_len = len;
     sent e = {NULL, (mask & p->in_bits) == p->in_bits && !(mask & p->not_in_bits),
               len > 0};
+    /* The site: the innermost frame whose code has one (--hide takes
+     * some away). Below the new frames, the last backtrace's answer holds
+     * when it lay there: a recursion whose frames --hide takes away is
+     * not walked again at every allocation. */
     int64_t owner = -1;         /* the code whose location is the site */
-    for (size_t i = len; i-- > 0 && !e.site;) {
+    ptrdiff_t pos = -1;
+    for (size_t i = len; i-- > known_below && !e.site;) {
         owner = i == len - 1 && last >= 0 ? last : code_index(s, bt[i]);
         if (owner < 0)
             return -1;
         e.site = p->codes[owner].site;
+        pos = (ptrdiff_t)i;
     }
+    if (!e.site && known_below && known_site >= 0) {
+        owner = code_index(s, bt[known_site]);
+        if (owner < 0)
+            return -1;
+        e.site = p->codes[owner].site;
+        pos = known_site;
+    }
+    p->site_pos = e.site ? pos : -1;
     /* the summary of the usual case, cached with the site's code */
     uint32_t *cached = e.site ? &p->codes[owner].sidx[e.match] : NULL;
     if (cached && *cached)
