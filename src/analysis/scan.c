@@ -499,7 +499,6 @@ static int64_t summarize(mt_scan *s, const mt_event *ev)
                 return -1;
     }
     size_t known_below = from && p->site_pos < (ptrdiff_t)from ? from : 0;
-    ptrdiff_t known_site = p->site_pos;
     p->have_prev = 1;
     p->prev_domain = ev->domain;
     p->prev_len = len;
@@ -518,12 +517,12 @@ static int64_t summarize(mt_scan *s, const mt_event *ev)
         e.site = p->codes[owner].site;
         pos = (ptrdiff_t)i;
     }
-    if (!e.site && known_below && known_site >= 0) {
-        owner = code_index(s, bt[known_site]);
+    if (!e.site && known_below && p->site_pos >= 0) {
+        owner = code_index(s, bt[p->site_pos]);
         if (owner < 0)
             return -1;
         e.site = p->codes[owner].site;
-        pos = known_site;
+        pos = p->site_pos;
     }
     p->site_pos = e.site ? pos : -1;
     /* the summary of the usual case, cached with the site's code */

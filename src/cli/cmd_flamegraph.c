@@ -169,12 +169,12 @@ typedef struct fg {
     uint64_t *prev_codes;       /* the previous backtrace                    */
     uint64_t (*prefix_hash)[2]; /* hashes of prev_codes[0..i]                */
     size_t prev_len, prev_cap, prefix_hash_cap;
-    /* Every allocation of a single-domain trace reaches stack_of in order,
-     * so ev->common_prefix frames are those of the previous backtrace. */
-    int trust_prefix;
-    /* With filters, the frames known to be the previous backtrace's
-     * (mt_scan.shared_prefix), for the next stack_hash */
+    /* The frames the next stack_hash's backtrace is known to share with
+     * prev_codes (the rest are compared): without filters every allocation
+     * reaches it in order, so ev->common_prefix when the previous one was
+     * of the same domain (last_domain); with filters mt_scan.shared_prefix */
     size_t known;
+    int last_domain;
     /* allocations counted PEND_DEPTH allocations later (on_alloc) */
     pend_alloc pend[PEND_DEPTH];
     unsigned pend_first, npend;
@@ -485,13 +485,9 @@ static int stack_hash(fg *g, const mt_event *ev, uint64_t h[2], size_t *common)
     const uint64_t *bt = ev->backtrace;
     size_t p = 0;
     size_t lim = n < g->prev_len ? n : g->prev_len;
-    if (g->trust_prefix) {      /* the reader's own count: no compare */
-        p = ev->common_prefix < (int64_t)lim ? (size_t)ev->common_prefix : lim;
-    } else {
-        p = g->known < lim ? g->known : lim;
-        while (p < lim && bt[p] == g->prev_codes[p])
-            p++;
-    }
+    p = g->known < lim ? g->known : lim;
+    while (p < lim && bt[p] == g->prev_codes[p])
+        p++;
     if (grow_array(&g->prev_codes, &g->prev_cap, n, sizeof *g->prev_codes) ||
         grow_array(&g->prefix_hash, &g->prefix_hash_cap, n, sizeof *g->prefix_hash))
         return -2;
@@ -636,6 +632,10 @@ static int on_event(void *ctx, const mt_event *ev)
 {
     fg *g = ctx;
     if (ev->kind == MT_EVENT_ALLOC) {
+        /* (the first allocation has no prev_codes: nothing is shared) */
+        g->known = ev->domain == g->last_domain && ev->common_prefix > 0
+                   ? (size_t)ev->common_prefix : 0;
+        g->last_domain = ev->domain;
         g->err = on_alloc(g, ev);
         return g->err;
     }
@@ -966,7 +966,6 @@ int cmd_flamegraph(int argc, char **argv)
                                     : mt_reader_open_file(r, path);
     if (st == MT_OK) {
         g.v3 = mt_reader_info(r)->format_version >= 3;
-        g.trust_prefix = !g.v3;
         st = cli_scan(r, "flamegraph", path, on_event, &g);
         if (!g.err)
             g.err = flush_pending(&g);

@@ -138,9 +138,7 @@ void mt_unwind_init(void)
         dl_iterate_phdr(find_self, (void *)(uintptr_t)&mt_unwind_init);
     if (!n_new)
         find_new();
-    const char *u = getenv("MEMTRACE_UNWIND");
-    if (u && *u && !mt_unwind_env_ok())
-        return;                                 /* (untraced: the constructor says so) */
+    const char *u = getenv("MEMTRACE_UNWIND");   /* (another name: mt_unwind_env_ok) */
     if (u && strcmp(u, "libgcc") == 0)
         mt_unwinder = MT_UNWIND_GCC;
     else if (u && strcmp(u, "step") == 0)       /* (to measure it) */
