@@ -26,7 +26,8 @@ export DUMP_RSS_TIMEOUT=${DUMP_RSS_TIMEOUT:-120}
 echo "== build ($BUILD_DIR, Release -O2)"
 cmake -S "$root" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release \
     -DCMAKE_C_FLAGS_RELEASE="-O2 -DNDEBUG" -DMT_BUILD_TESTS=OFF > /dev/null
-cmake --build "$BUILD_DIR" --target gen_trace gen_deep bench_decode bench_write bench_walk memtrace_cli
+cmake --build "$BUILD_DIR" --target gen_trace gen_deep gen_flood bench_decode bench_write bench_walk \
+    memtrace_cli
 
 gen=$BUILD_DIR/bench/gen_trace
 dec=$BUILD_DIR/bench/bench_decode
@@ -78,6 +79,9 @@ echo "== bench_tools.sh (toolkit commands vs plain decoding, synthetic trace)"
 echo "== bench_deep.sh (the toolkit on 100 000 allocations 100 000 frames deep)"
 "$root/bench/bench_deep.sh" "$cli" "$BUILD_DIR/bench/gen_deep" | tee "$logdir/deep.txt"
 
+echo "== bench_flood.sh (the toolkit on traces crafted against unkeyed hash tables)"
+"$root/bench/bench_flood.sh" "$cli" "$BUILD_DIR/bench/gen_flood" | tee "$logdir/flood.txt"
+
 echo "== bench_dump.sh"
 "$root/bench/bench_dump.sh" "$cli" "$DUMP_TRACE" "$trace" "$dec" | tee "$logdir/dump.txt"
 
@@ -122,6 +126,8 @@ echo "toolkit speed relative to plain full decoding (1.00 = as fast; by best / m
 sed -n '2,8p' "$logdir/tools.txt"
 echo "deep recursion (bench_deep.sh, 10^10 frames in 1.5 MB): the slowest command, seconds:"
 grep '^RESULT deep_' "$logdir/deep.txt" | sort -k3 -g | tail -n 1 | sed 's/^RESULT deep_/  /; s/_s / /'
+echo "hash flooding (bench_flood.sh, names 14 MB, codes 5 MB, jumping ids): the slowest command, seconds:"
+grep '^RESULT flood_' "$logdir/flood.txt" | sort -k3 -g | tail -n 1 | sed 's/^RESULT flood_/  /; s/_s / /'
 echo "decoding floor (bench_walk, synthetic trace):"
 sed -n '2,4p' "$logdir/walk.txt"
 echo "decoder instructions (bench_icount.sh, 16 MB synthetic trace; bench_decode's callback included):"

@@ -18,6 +18,7 @@
 #include "analysis/analysis.h"
 #include "analysis/newcodes.h"
 #include "util/grow.h"
+#include "util/hash.h"
 #include "util/hugemem.h"
 #include "util/u64map.h"
 
@@ -189,25 +190,25 @@ typedef struct lobj {
  * objects die young, so the ids of the last RING_SIZE allocations live in a
  * ring indexed by id (one cache line touched per event, where a hash table
  * would miss the cache on every put and take); an object still live when the
- * ring moves past its id goes to a hash table of older survivors. */
+ * ring moves past its id goes to a hash table of older survivors. A bitmap
+ * of the ring's used slots lets the ring move far in one step (v003 ids
+ * may jump by millions) at the cost of its live objects, not of its size:
+ * ids jumping by 2^20 at every packet took `top` ~100 us an event. */
 #define RING_SIZE (1u << 16)
 #define RING_MASK (RING_SIZE - 1)
 
 typedef struct ltab {
     lobj *ring;                 /* ids [base, base + RING_SIZE)             */
+    uint64_t *occ;              /* bit i: ring[i].used                      */
     int64_t base;
     lobj *v;                    /* older survivors: open addressing         */
     size_t cap, n;
+    uint64_t seed;              /* of their hash                            */
 } ltab;
 
-static inline size_t hash64(uint64_t k)
+static inline size_t hash64(const ltab *t, int64_t id)
 {
-    k ^= k >> 33;
-    k *= 0xff51afd7ed558ccdULL;
-    k ^= k >> 33;
-    k *= 0xc4ceb9fe1a85ec53ULL;
-    k ^= k >> 33;
-    return (size_t)k;
+    return (size_t)hash_u64((uint64_t)id, t->seed);
 }
 
 static int old_grow(ltab *t)
@@ -216,10 +217,12 @@ static int old_grow(ltab *t)
     lobj *v = huge_calloc(cap * sizeof *v);
     if (!v)
         return -1;
+    if (!t->cap)
+        t->seed = hash_key()[0];
     for (size_t i = 0; i < t->cap; i++) {
         if (!t->v[i].used)
             continue;
-        size_t j = hash64((uint64_t)t->v[i].id) & (cap - 1);
+        size_t j = hash64(t, t->v[i].id) & (cap - 1);
         while (v[j].used)
             j = (j + 1) & (cap - 1);
         v[j] = t->v[i];
@@ -235,7 +238,7 @@ static int old_put(ltab *t, const lobj *o)
 {
     if ((t->n + 1) * 2 > t->cap && old_grow(t))
         return -1;
-    size_t m = t->cap - 1, j = hash64((uint64_t)o->id) & m;
+    size_t m = t->cap - 1, j = hash64(t, o->id) & m;
     for (; t->v[j].used; j = (j + 1) & m)
         if (t->v[j].id == o->id) {
             t->v[j] = *o;
@@ -250,7 +253,7 @@ static int old_take(ltab *t, int64_t id, lobj *out)
 {
     if (!t->cap)
         return -1;
-    size_t m = t->cap - 1, j = hash64((uint64_t)id) & m;
+    size_t m = t->cap - 1, j = hash64(t, id) & m;
     for (; t->v[j].used; j = (j + 1) & m)
         if (t->v[j].id == id)
             break;
@@ -260,7 +263,7 @@ static int old_take(ltab *t, int64_t id, lobj *out)
     /* backward-shift deletion */
     size_t hole = j;
     for (size_t k = (j + 1) & m; t->v[k].used; k = (k + 1) & m) {
-        size_t home = hash64((uint64_t)t->v[k].id) & m;
+        size_t home = hash64(t, t->v[k].id) & m;
         if (((k - home) & m) >= ((k - hole) & m)) {
             t->v[hole] = t->v[k];
             hole = k;
@@ -276,20 +279,50 @@ static int in_ring(const ltab *t, int64_t id)
     return id >= t->base && (uint64_t)(id - t->base) < RING_SIZE;
 }
 
-/* Move the ring's window so that it starts at base (> t->base). */
-static int ring_advance(ltab *t, int64_t base)
+/* The survivors take the object of ring slot `slot`, which the window
+ * leaves. */
+static inline int ring_leave(ltab *t, size_t slot)
+{
+    if (old_put(t, &t->ring[slot]))
+        return -1;
+    t->ring[slot].used = 0;
+    t->occ[slot >> 6] &= ~((uint64_t)1 << (slot & 63));
+    return 0;
+}
+
+/* Move the ring's window so that it starts at base (> t->base + 1): the
+ * used slots it leaves, found by the bitmap a word at a time, go to the
+ * survivors. (Out of line: ids mostly come one after the other, and
+ * ring_advance moves by one.) */
+__attribute__((noinline)) static int ring_jump(ltab *t, int64_t base)
 {
     uint64_t steps = (uint64_t)(base - t->base);
     if (steps > RING_SIZE)
         steps = RING_SIZE;
-    for (uint64_t i = 0; i < steps; i++) {
-        lobj *o = &t->ring[((uint64_t)t->base + i) & RING_MASK];
-        if (o->used && o->id < base) {
-            if (old_put(t, o))
+    for (uint64_t i = 0; i < steps;) {
+        size_t slot = ((uint64_t)t->base + i) & RING_MASK;
+        unsigned b = slot & 63;
+        uint64_t span = 64 - b < steps - i ? 64 - b : steps - i;
+        uint64_t bits = t->occ[slot >> 6] >> b;
+        if (span < 64)
+            bits &= ((uint64_t)1 << span) - 1;
+        for (; bits; bits &= bits - 1)
+            if (ring_leave(t, slot + (size_t)__builtin_ctzll(bits)))
                 return -1;
-            o->used = 0;
-        }
+        i += span;
     }
+    t->base = base;
+    return 0;
+}
+
+/* Move the ring's window so that it starts at base (> t->base). */
+static inline int ring_advance(ltab *t, int64_t base)
+{
+    if (base - t->base > 1)
+        return ring_jump(t, base);
+    size_t slot = (uint64_t)t->base & RING_MASK;
+    if (t->ring[slot].used && ring_leave(t, slot))
+        return -1;
     t->base = base;
     return 0;
 }
@@ -299,15 +332,23 @@ static int ltab_put(ltab *t, const lobj *o)
 {
     if (!t->ring) {
         t->ring = huge_calloc(RING_SIZE * sizeof *t->ring);
-        if (!t->ring)
+        t->occ = calloc(RING_SIZE / 64, sizeof *t->occ);
+        if (!t->ring || !t->occ) {
+            free(t->ring);
+            free(t->occ);
+            t->ring = NULL;
+            t->occ = NULL;
             return -1;
+        }
         t->base = o->id;
     }
     if (o->id < t->base)
         return old_put(t, o);
     if (!in_ring(t, o->id) && ring_advance(t, o->id - RING_SIZE + 1))
         return -1;
-    t->ring[(uint64_t)o->id & RING_MASK] = *o;
+    size_t slot = (uint64_t)o->id & RING_MASK;
+    t->ring[slot] = *o;
+    t->occ[slot >> 6] |= (uint64_t)1 << (slot & 63);
     return 0;
 }
 
@@ -315,24 +356,41 @@ static int ltab_put(ltab *t, const lobj *o)
 static int ltab_take(ltab *t, int64_t id, lobj *out)
 {
     if (t->ring && in_ring(t, id)) {
-        lobj *o = &t->ring[(uint64_t)id & RING_MASK];
+        size_t slot = (uint64_t)id & RING_MASK;
+        lobj *o = &t->ring[slot];
         if (!o->used || o->id != id)
             return -1;
         *out = *o;
         o->used = 0;
+        t->occ[slot >> 6] &= ~((uint64_t)1 << (slot & 63));
         return 0;
     }
     return old_take(t, id, out);
 }
 
-/* Call fn on every live object; stops when it returns nonzero. */
-static int ltab_each(const ltab *t, int (*fn)(void *, const lobj *), void *ctx)
+static int lobj_by_id(const void *a, const void *b)
+{
+    int64_t x = ((const lobj *)a)->id, y = ((const lobj *)b)->id;
+    return (x > y) - (x < y);
+}
+
+/* Call fn on every live object, the ring's in slot order and then the
+ * survivors in order of id (not of their slots, which the seed moves: a
+ * report must not change from one run to the next); stops when fn returns
+ * nonzero. The survivors' table is spent: only ltab_free may follow. */
+static int ltab_drain(ltab *t, int (*fn)(void *, const lobj *), void *ctx)
 {
     for (size_t i = 0; t->ring && i < RING_SIZE; i++)
         if (t->ring[i].used && fn(ctx, &t->ring[i]))
             return 1;
+    size_t n = 0;
     for (size_t i = 0; i < t->cap; i++)
-        if (t->v[i].used && fn(ctx, &t->v[i]))
+        if (t->v[i].used)
+            t->v[n++] = t->v[i];
+    if (n)
+        qsort(t->v, n, sizeof *t->v, lobj_by_id);
+    for (size_t i = 0; i < n; i++)
+        if (fn(ctx, &t->v[i]))
             return 1;
     return 0;
 }
@@ -340,6 +398,7 @@ static int ltab_each(const ltab *t, int (*fn)(void *, const lobj *), void *ctx)
 static void ltab_free(ltab *t)
 {
     free(t->ring);
+    free(t->occ);
     free(t->v);
 }
 
@@ -603,8 +662,12 @@ typedef struct rec {
 } rec;
 
 /* The reader side of an event: its record; for an allocation, the stack
- * summary. Nonzero on error (s->err set). */
-static int front(mt_scan *s, const mt_event *ev, rec *r, sent *newsum)
+ * summary. Nonzero on error (s->err set). (front and back are inlined by
+ * force: called from two places each, gcc kept them out of on_event once
+ * ltab_put grew, which cost `pprof` 3% of its instructions.) */
+#define SCAN_INLINE static inline __attribute__((always_inline))
+
+SCAN_INLINE int front(mt_scan *s, const mt_event *ev, rec *r, sent *newsum)
 {
     scan_priv *p = s->priv;
     if (s->tick)
@@ -632,7 +695,7 @@ static int front(mt_scan *s, const mt_event *ev, rec *r, sent *newsum)
 
 /* The event side: live objects, filters, decisions. ev is the event when on
  * the reader's thread (for on_alloc), else NULL. Nonzero stops the scan. */
-static int back(mt_scan *s, const rec *r, const sent *newsum, const mt_event *ev)
+SCAN_INLINE int back(mt_scan *s, const rec *r, const sent *newsum, const mt_event *ev)
 {
     scan_priv *p = s->priv;
     int64_t t = r->t;
@@ -698,7 +761,7 @@ static int back(mt_scan *s, const rec *r, const sent *newsum, const mt_event *ev
 static int on_event(void *ctx, const mt_event *ev)
 {
     mt_scan *s = ctx;
-    rec r;
+    rec r = {0};                /* (front fills what back reads; gcc cannot tell) */
     sent ns;
     if (front(s, ev, &r, &ns)) {
         ((scan_priv *)s->priv)->b.err = 1;
@@ -972,7 +1035,7 @@ int mt_scan_run(mt_scan *s, const char *path)
         s->timeline->end = s->end;
     }
     /* The end of the trace: every object still live is decided now. */
-    ltab_each(&p->b.live, decide_at_end, s);
+    ltab_drain(&p->b.live, decide_at_end, s);
     s->accepted = p->b.accepted;
     s->nstacks = p->nstacks;
     return MT_OK;

@@ -17,7 +17,7 @@ static int slots_grow(mt_sites *t)
     if (!v)
         return -1;
     for (size_t i = 0; i < t->n; i++) {
-        size_t j = fnv1a(FNV_OFFSET, t->v[i].name, strlen(t->v[i].name)) & (cap - 1);
+        size_t j = hash_str(t->v[i].name, strlen(t->v[i].name)) & (cap - 1);
         while (v[j])
             j = (j + 1) & (cap - 1);
         v[j] = (uint32_t)i + 1;
@@ -32,7 +32,7 @@ int64_t mt_sites_find(const mt_sites *t, const char *name)
 {
     if (!t->slots_cap)
         return -1;
-    size_t m = t->slots_cap - 1, j = fnv1a(FNV_OFFSET, name, strlen(name)) & m;
+    size_t m = t->slots_cap - 1, j = hash_str(name, strlen(name)) & m;
     for (; t->slots[j]; j = (j + 1) & m)
         if (strcmp(t->v[t->slots[j] - 1].name, name) == 0)
             return t->slots[j] - 1;
@@ -70,7 +70,7 @@ static int64_t site_of(mt_sites *t, const mt_stack *st)
         memset(s, 0, sizeof *s);
         if (!(s->name = strdup(name)))
             goto nomem;
-        size_t m = t->slots_cap - 1, j = fnv1a(FNV_OFFSET, name, strlen(name)) & m;
+        size_t m = t->slots_cap - 1, j = hash_str(name, strlen(name)) & m;
         while (t->slots[j])
             j = (j + 1) & m;
         t->slots[j] = (uint32_t)t->n + 1;

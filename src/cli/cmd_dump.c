@@ -15,6 +15,7 @@
 #include "cli/cli.h"
 #include "cli/output.h"
 #include "cli/progress.h"
+#include "util/hash.h"
 
 void usage_dump(FILE *out)
 {
@@ -51,23 +52,31 @@ typedef struct text_cache {
     size_t nslots, used;
     char *text;
     size_t text_len, text_cap;
+    uint64_t mult;              /* random and odd: see slot_of */
+    int bits;                   /* nslots = 2^bits */
 } text_cache;
 
-static size_t slot_of(uint64_t code, size_t nslots)
+/* Multiply-shift (Dietzfelbinger et al.): the top bits of code * mult for
+ * a random odd mult. Any two codes share a slot with probability at most
+ * 2 / nslots, whatever codes a trace holds, for one multiply a frame. */
+static inline size_t slot_of(const text_cache *c, uint64_t code, int bits)
 {
-    return (size_t)((code * 0x9E3779B97F4A7C15ULL) >> 20) & (nslots - 1);
+    return (size_t)((code * c->mult) >> (64 - bits));
 }
 
 static int cache_grow(text_cache *c)
 {
     size_t n = c->nslots ? c->nslots * 2 : 8192;
+    int bits = c->nslots ? c->bits + 1 : 13;
     text_entry *s = calloc(n, sizeof *s);
     if (!s)
         return -1;
+    if (!c->nslots)
+        c->mult = hash_key()[0] | 1;
     for (size_t i = 0; i < c->nslots; i++) {
         if (!c->slots[i].used)
             continue;
-        size_t j = slot_of(c->slots[i].code, n);
+        size_t j = slot_of(c, c->slots[i].code, bits);
         while (s[j].used)
             j = (j + 1) & (n - 1);
         s[j] = c->slots[i];
@@ -75,6 +84,7 @@ static int cache_grow(text_cache *c)
     free(c->slots);
     c->slots = s;
     c->nslots = n;
+    c->bits = bits;
     return 0;
 }
 
@@ -136,7 +146,7 @@ static inline text_entry *cache_get(text_cache *c, mt_reader *r, uint64_t code,
                                     int *err)
 {
     size_t mask = c->nslots - 1;
-    size_t j = slot_of(code, c->nslots);
+    size_t j = slot_of(c, code, c->bits);
     for (;;) {
         text_entry *e = &c->slots[j];
         if (e->used && e->code == code)

@@ -101,15 +101,6 @@ typedef struct edge {
     uint32_t pad;
 } edge;
 
-static inline size_t edge_hash(uint64_t key)
-{
-    key ^= key >> 33;                   /* murmur3's fmix64: parent and */
-    key *= 0xff51afd7ed558ccdull;       /* name both reach the low bits */
-    key ^= key >> 33;
-    key *= 0xc4ceb9fe1a85ec53ull;
-    return (size_t)(key ^ key >> 33);
-}
-
 /* A slot of the table of distinct backtraces: 96 bits of the backtrace's
  * hash and its index (+ 1; 0 = empty) into the dense per-stack arrays.
  * 16 bytes, so that 4 slots share a cache line. */
@@ -194,6 +185,7 @@ typedef struct fg {
     /* error report */
     int err;                    /* 0, -1 unknown code, -2 out of memory */
     uint64_t bad_code, bad_off; /* the unknown code, and where (its alloc's end) */
+    uint64_t seed[2];           /* of the edges' and the backtraces' hashes */
 } fg;
 
 static int name_slots_grow(fg *g)
@@ -203,7 +195,7 @@ static int name_slots_grow(fg *g)
     if (!s)
         return -1;
     for (size_t i = 0; i < g->nnames; i++) {
-        size_t j = fnv1a(FNV_OFFSET, g->text + g->names[i].off, g->names[i].len) & (cap - 1);
+        size_t j = hash_str(g->text + g->names[i].off, g->names[i].len) & (cap - 1);
         while (s[j])
             j = (j + 1) & (cap - 1);
         s[j] = (uint32_t)i + 1;
@@ -220,7 +212,7 @@ static int64_t intern(fg *g, const char *s, size_t n)
     if ((g->nnames + 1) * 2 > g->name_slots_cap && name_slots_grow(g))
         return -1;
     size_t mask = g->name_slots_cap - 1;
-    size_t j = fnv1a(FNV_OFFSET, s, n) & mask;
+    size_t j = hash_str(s, n) & mask;
     for (; g->name_slots[j]; j = (j + 1) & mask) {
         const name_rec *nr = &g->names[g->name_slots[j] - 1];
         if (nr->len == n && (n == 0 || memcmp(g->text + nr->off, s, n) == 0))
@@ -313,7 +305,7 @@ static int edges_grow(fg *g)
     for (size_t i = 0; i < g->edges_cap; i++) {
         if (!g->edges[i].child)
             continue;
-        size_t j = edge_hash(g->edges[i].key) & (cap - 1);
+        size_t j = hash_u64(g->edges[i].key, g->seed[0]) & (cap - 1);
         while (t[j].child)
             j = (j + 1) & (cap - 1);
         t[j] = g->edges[i];
@@ -330,7 +322,7 @@ static uint32_t child(fg *g, uint32_t parent, uint32_t name)
     uint64_t key = (uint64_t)parent << 32 | name;
     if (g->nnodes * 2 > g->edges_cap && edges_grow(g))
         return 0;
-    size_t mask = g->edges_cap - 1, j = edge_hash(key) & mask;
+    size_t mask = g->edges_cap - 1, j = hash_u64(key, g->seed[0]) & mask;
     for (; g->edges[j].child; j = (j + 1) & mask)
         if (g->edges[j].key == key)
             return g->edges[j].child;
@@ -491,8 +483,8 @@ static int stack_hash(fg *g, const mt_event *ev, uint64_t h[2], size_t *common)
     if (grow_array(&g->prev_codes, &g->prev_cap, n, sizeof *g->prev_codes) ||
         grow_array(&g->prefix_hash, &g->prefix_hash_cap, n, sizeof *g->prefix_hash))
         return -2;
-    uint64_t h0 = p ? g->prefix_hash[p - 1][0] : 0x6a09e667f3bcc908ull;
-    uint64_t h1 = p ? g->prefix_hash[p - 1][1] : 0xbb67ae8584caa73bull;
+    uint64_t h0 = p ? g->prefix_hash[p - 1][0] : g->seed[0];
+    uint64_t h1 = p ? g->prefix_hash[p - 1][1] : g->seed[1];
     for (size_t i = p; i < n; i++) {
         /* two independent chains of one multiply per code each (the
          * rotation and the shift carry high bits down, so every bit of a
@@ -895,6 +887,7 @@ int cmd_flamegraph(int argc, char **argv)
     int opt_bytes = 0;
     fg g;
     memset(&g, 0, sizeof g);
+    memcpy(g.seed, hash_key(), sizeof g.seed);
     mt_filter f;
     mt_filter_init(&f);
     int opts_done = 0;

@@ -214,8 +214,7 @@ static int64_t get_func(hs *h, const char *filename, const char *name)
 {
     if ((h->nfuncs + 1) * 2 > h->func_slots_cap && func_slots_grow(h))
         return -1;
-    uint64_t hv = fnv1a(FNV_OFFSET, filename, strlen(filename)) * 31 + 1;
-    hv = fnv1a(hv, name, strlen(name));
+    uint64_t hv = hash_str_more(hash_str(filename, strlen(filename)), name, strlen(name));
     size_t mask = h->func_slots_cap - 1, j = hv & mask;
     for (; h->func_slots[j]; j = (j + 1) & mask) {
         const func *f = &h->funcs[h->func_slots[j] - 1];

@@ -11,8 +11,8 @@
 
 static int64_t frame_id(rp_frames *fr, const mt_location *l)
 {
-    uint64_t h = fnv1a(FNV_OFFSET, l->function, strlen(l->function));
-    h = fnv1a(h * 31 + 1, l->filename, strlen(l->filename)) * 31 + (uint64_t)l->line;
+    uint64_t h = hash_str(l->function, strlen(l->function));
+    h = hash_str_more(h, l->filename, strlen(l->filename)) * 31 + (uint64_t)l->line;
     for (;; h++) {
         uint64_t *v = u64map_get(&fr->ids, h);
         if (!v)

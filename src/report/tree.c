@@ -28,7 +28,7 @@ static int64_t child(rp_tree *t, uint32_t parent, uint32_t frame)
 
 static int64_t site_of(rp_tree *t, const char *name, uint32_t frame)
 {
-    uint64_t h = fnv1a(FNV_OFFSET, name, strlen(name));
+    uint64_t h = hash_str(name, strlen(name));
     for (;; h++) {
         uint64_t *v = u64map_get(&t->site_ids, h);
         if (!v)
@@ -48,7 +48,7 @@ static int64_t site_of(rp_tree *t, const char *name, uint32_t frame)
 
 int64_t rp_tree_site_find(const rp_tree *t, const char *name)
 {
-    uint64_t h = fnv1a(FNV_OFFSET, name, strlen(name));
+    uint64_t h = hash_str(name, strlen(name));
     for (;; h++) {
         const uint64_t *v = u64map_get(&t->site_ids, h);
         if (!v)

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/hash.h"
+
 struct mt_arena_chunk {
     mt_arena_chunk *next;
     size_t used, size;
@@ -35,25 +37,11 @@ static void *arena_alloc(mt_loctable *t, size_t n)
     return p;
 }
 
-static uint64_t hash64(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    return x;
-}
-
-static uint64_t hash_str(const char *s, size_t len)
-{
-    uint64_t h = 1469598103934665603ULL;        /* FNV-1a */
-    for (size_t i = 0; i < len; i++)
-        h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
-    return h;
-}
-
 void mt_loctable_init(mt_loctable *t)
 {
     memset(t, 0, sizeof *t);
+    t->key[0] = hash_random(&t->key[0]);
+    t->key[1] = hash_random(&t->key[1]);
 }
 
 void mt_loctable_free(mt_loctable *t)
@@ -79,7 +67,7 @@ static int grow_strs(mt_loctable *t)
         const char *v = t->strs[i];
         if (!v)
             continue;
-        size_t j = hash_str(v, strlen(v)) & (n - 1);
+        size_t j = siphash24(t->key, v, strlen(v)) & (n - 1);
         while (s[j])
             j = (j + 1) & (n - 1);
         s[j] = v;
@@ -94,7 +82,7 @@ const char *mt_loctable_intern(mt_loctable *t, const char *s, size_t len)
 {
     if (t->strs_used * 2 >= t->nstrs && grow_strs(t))
         return NULL;
-    size_t j = hash_str(s, len) & (t->nstrs - 1);
+    size_t j = siphash24(t->key, s, len) & (t->nstrs - 1);
     for (const char *v; (v = t->strs[j]) != NULL; j = (j + 1) & (t->nstrs - 1))
         if (strncmp(v, s, len) == 0 && v[len] == 0)
             return v;
@@ -111,7 +99,7 @@ const char *mt_loctable_intern(mt_loctable *t, const char *s, size_t len)
 static struct mt_locentry *find_slot(const mt_loctable *t, uint64_t code)
 {
     size_t mask = t->nslots - 1;
-    size_t j = hash64(code) & mask;
+    size_t j = hash_u64(code, t->key[0]) & mask;
     while (t->slots[j].used && t->slots[j].code != code)
         j = (j + 1) & mask;
     return &t->slots[j];

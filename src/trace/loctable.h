@@ -21,6 +21,7 @@ typedef struct mt_loctable {
     const char **strs;
     size_t nstrs, strs_used;
     mt_arena_chunk *arena;
+    uint64_t key[2];            /* the hashes' random key (util/hash.h) */
 } mt_loctable;
 
 struct mt_locentry {

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "util/grow.h"
+#include "util/hash.h"
 
 #define NONE UINT32_MAX
 
@@ -14,25 +15,38 @@
  * bits of its key's hash, so that a probe reads the node only when those
  * match: the node is then almost always the one sought, which the walk
  * reads next anyway. (A probe that read every candidate node missed the
- * cache twice; stackset_add took half the time of `pprof`.) */
-static uint64_t hash_of(uint32_t parent, uint64_t code)
+ * cache twice; stackset_add took half the time of `pprof`.)
+ *
+ * The hash is multiply-shift (Dietzfelbinger et al.) of code + parent *
+ * seed[1], by the random odd seed[0]: two keys share a home slot with
+ * probability about 2 / slots_cap whatever codes a trace holds. Its top
+ * bits pick the slot, its low 32 bits are the tag. */
+static inline uint64_t hash_of(const stackset *s, uint32_t parent, uint64_t code)
 {
-    uint64_t h = (code ^ (uint64_t)parent * 0x9e3779b97f4a7c15ull) * 0xff51afd7ed558ccdull;
-    return h ^ h >> 29;
+    return (code + (uint64_t)parent * s->seed[1]) * s->seed[0];
+}
+
+static inline size_t home_of(uint64_t h, size_t cap)
+{
+    return (size_t)(h >> (64 - __builtin_ctzll(cap)));
 }
 
 static int slots_grow(stackset *s)
 {
     size_t cap = s->slots_cap ? s->slots_cap * 2 : 4096, mask = cap - 1;
+    if (!s->slots_cap) {
+        s->seed[0] = hash_key()[0] | 1;
+        s->seed[1] = hash_key()[1] | 1;
+    }
     uint64_t *t = calloc(cap, sizeof *t);
     if (!t)
         return -1;
     for (size_t i = 1; i < s->nnodes; i++) {
-        uint64_t h = hash_of(s->nodes[i].parent, s->nodes[i].code);
-        size_t j = (size_t)h & mask;
+        uint64_t h = hash_of(s, s->nodes[i].parent, s->nodes[i].code);
+        size_t j = home_of(h, cap);
         while (t[j])
             j = (j + 1) & mask;
-        t[j] = (h >> 32) << 32 | i;
+        t[j] = h << 32 | i;
     }
     free(s->slots);
     s->slots = t;
@@ -53,8 +67,8 @@ static uint32_t child(stackset *s, uint32_t parent, uint64_t code)
         p->memo[1] = m;
         return m2;
     }
-    uint64_t h = hash_of(parent, code), tag = h >> 32 << 32;
-    size_t mask = s->slots_cap - 1, j = (size_t)h & mask;
+    uint64_t h = hash_of(s, parent, code), tag = h << 32;
+    size_t mask = s->slots_cap - 1, j = home_of(h, s->slots_cap);
     for (uint64_t e; (e = s->slots[j]) != 0; j = (j + 1) & mask) {
         uint32_t c = (uint32_t)e;
         if ((e & ~(uint64_t)UINT32_MAX) == tag && s->nodes[c].code == code &&
@@ -71,7 +85,7 @@ static uint32_t child(stackset *s, uint32_t parent, uint64_t code)
         if (slots_grow(s))
             return NONE;
         mask = s->slots_cap - 1;
-        for (j = (size_t)h & mask; s->slots[j]; j = (j + 1) & mask)
+        for (j = home_of(h, s->slots_cap); s->slots[j]; j = (j + 1) & mask)
             ;
     }
     uint32_t c = (uint32_t)s->nnodes++;

@@ -36,6 +36,7 @@ typedef struct stackset {
     size_t nnodes, nodes_cap;
     uint64_t *slots;            /* open addressing on (parent, code): a    */
     size_t slots_cap;           /* hash tag << 32 | node id, 0 = empty     */
+    uint64_t seed[2];           /* of their hash: set with the first slots */
     uint32_t *term;             /* by stack id: the node it ends at        */
     size_t nstacks, term_cap;
     uint32_t *path;             /* the nodes of the last stack added:      */

@@ -11,7 +11,7 @@
 
 int64_t strtab_id(strtab *t, const char *s)
 {
-    uint64_t h = fnv1a(FNV_OFFSET, s, strlen(s));
+    uint64_t h = hash_str(s, strlen(s));
     for (;; h++) {
         uint64_t *v = u64map_get(&t->ids, h);
         if (!v)

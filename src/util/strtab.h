@@ -13,7 +13,7 @@
 typedef struct strtab {
     char **v;                   /* the strings (not copied: the caller's) */
     size_t n, cap;
-    u64map ids;                 /* fnv1a hash (probed +1) -> index */
+    u64map ids;                 /* hash_str (probed +1) -> index */
 } strtab;
 
 /* The index of s, added if new; -1 when out of memory. s must outlive t. */

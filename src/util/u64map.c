@@ -8,18 +8,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-static inline size_t u64_slot(uint64_t k, size_t cap)
+#include "util/hash.h"
+
+/* Multiply-shift (Dietzfelbinger et al.): the top bits of k * seed, for a
+ * random odd seed. Two keys share a slot with probability at most
+ * 2 / cap whatever the keys, for one multiply. */
+static inline size_t u64_slot(const u64map *m, uint64_t k)
 {
-    k ^= k >> 33;
-    k *= 0xff51afd7ed558ccdULL;
-    k ^= k >> 33;
-    return (size_t)k & (cap - 1);
+    return (size_t)((k * m->seed) >> (64 - __builtin_ctzll(m->cap)));
 }
 
 static int u64map_grow(u64map *m)
 {
     size_t cap = m->cap ? m->cap * 2 : 1024;
-    u64map t = {calloc(cap, 8), calloc(cap, 8), calloc(cap, 1), cap, m->n};
+    u64map t = {calloc(cap, 8), calloc(cap, 8), calloc(cap, 1), cap, m->n,
+                m->cap ? m->seed : hash_key()[0] | 1};
     if (!t.keys || !t.vals || !t.used) {
         free(t.keys);
         free(t.vals);
@@ -29,7 +32,7 @@ static int u64map_grow(u64map *m)
     for (size_t i = 0; i < m->cap; i++) {
         if (!m->used[i])
             continue;
-        size_t j = u64_slot(m->keys[i], cap);
+        size_t j = u64_slot(&t, m->keys[i]);
         while (t.used[j])
             j = (j + 1) & (cap - 1);
         t.used[j] = 1;
@@ -48,7 +51,7 @@ uint64_t *u64map_get(const u64map *m, uint64_t k)
 {
     if (!m->cap)
         return NULL;
-    for (size_t j = u64_slot(k, m->cap);; j = (j + 1) & (m->cap - 1)) {
+    for (size_t j = u64_slot(m, k);; j = (j + 1) & (m->cap - 1)) {
         if (!m->used[j])
             return NULL;
         if (m->keys[j] == k)
@@ -61,7 +64,7 @@ int u64map_put(u64map *m, uint64_t k, uint64_t v)
 {
     if ((m->n + 1) * 2 > m->cap && u64map_grow(m))
         return -1;
-    size_t j = u64_slot(k, m->cap);
+    size_t j = u64_slot(m, k);
     while (m->used[j] && m->keys[j] != k)
         j = (j + 1) & (m->cap - 1);
     if (!m->used[j]) {
@@ -78,7 +81,7 @@ int u64map_del(u64map *m, uint64_t k, uint64_t *v)
 {
     if (!m->cap)
         return 0;
-    size_t mask = m->cap - 1, j = u64_slot(k, m->cap);
+    size_t mask = m->cap - 1, j = u64_slot(m, k);
     for (;; j = (j + 1) & mask) {
         if (!m->used[j])
             return 0;
@@ -89,7 +92,7 @@ int u64map_del(u64map *m, uint64_t k, uint64_t *v)
     /* Backward shift: move later members of the probe run into the hole. */
     size_t hole = j;
     for (size_t i = (j + 1) & mask; m->used[i]; i = (i + 1) & mask) {
-        size_t home = u64_slot(m->keys[i], m->cap);
+        size_t home = u64_slot(m, m->keys[i]);
         /* i may move to hole if home is not cyclically in (hole, i]. */
         int stays = hole <= i ? (home > hole && home <= i)
                               : (home > hole || home <= i);

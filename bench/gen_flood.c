@@ -1,0 +1,187 @@
+/*
+ * gen_flood.c - traces crafted against unkeyed hash tables, for
+ * bench_flood.sh:
+ *   gen_flood OUT names|codes|ids N
+ * names: N codes, each with its own function name, the names built to share
+ *        the low 16 bits of their FNV-1a hash (Joux's multicollision: a
+ *        name picks one of two 4-byte blocks at each of ~log2 N stages,
+ *        each pair colliding whatever came before, as a multiplication
+ *        carries only upwards). The reader's string table and the tools'
+ *        name tables hashed names with FNV-1a until 2026-12-06.
+ * codes: N codes that murmur3's fmix64 finalizer (one round, unkeyed:
+ *        the reader's code table and the tools' maps until then) sends to
+ *        the same low bits: fmix64^-1(i << 24), those in the format's
+ *        63-bit form (bit 63 = bit 62).
+ * ids:   N allocations in v003 packets of 16, the ids jumping by 2^17 (twice
+ *        the scan's ring of recent ids) from one packet to the next (ids
+ *        spent in packets left out of the file: ~2 s of writing per 1000
+ *        packets), a quarter of them never collected: the ring stepped
+ *        over each of its 65 536 slots at every jump.
+ * Each allocation has a one-frame backtrace; names and codes collect each
+ * object at once.
+ */
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <memtrace/memtrace.h>
+
+enum { BLOCK = 4, MAXSTAGES = 24 };
+
+static uint64_t fnv1a(uint64_t h, const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+    return h;
+}
+
+static int stages;
+static char pairs[MAXSTAGES][2][BLOCK];
+static char name[MAXSTAGES * BLOCK + 1];
+static mt_location loc = {"flood.c", name, 1, 0, 1};
+static int mode;                        /* 0 names, 1 codes, 2 ids */
+
+static void find_pairs(void)
+{
+    static int seen[65536];
+    static char cand[65537][BLOCK];
+    uint64_t h = 1469598103934665603ull, x = 88172645463325252ull;
+    for (int s = 0; s < stages; s++) {
+        memset(seen, 0, sizeof seen);
+        for (int c = 1;; c++) {
+            for (int b = 0; b < BLOCK; b++) {
+                x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+                cand[c][b] = (char)('a' + x % 26);
+            }
+            unsigned low = (unsigned)(fnv1a(h, cand[c], BLOCK) & 0xffff);
+            if (seen[low] && memcmp(cand[seen[low]], cand[c], BLOCK) != 0) {
+                memcpy(pairs[s][0], cand[seen[low]], BLOCK);
+                memcpy(pairs[s][1], cand[c], BLOCK);
+                h = fnv1a(h, cand[c], BLOCK);
+                break;
+            }
+            seen[low] = c;
+        }
+    }
+}
+
+/* Name k's blocks: bit s of k picks the block of stage s. */
+static int locate(void *ctx, uint64_t code, const mt_location **l, size_t *n)
+{
+    (void)ctx;
+    if (mode == 0) {
+        uint64_t k = code - 1;
+        for (int s = 0; s < stages; s++)
+            memcpy(name + s * BLOCK, pairs[s][k >> s & 1], BLOCK);
+        name[stages * BLOCK] = 0;
+    } else {
+        snprintf(name, sizeof name, "f");
+    }
+    *l = &loc;
+    *n = 1;
+    return 0;
+}
+
+/* The inverse of x ^= x >> 33; x *= C; x ^= x >> 33. */
+static uint64_t old_fmix_inverse(uint64_t y)
+{
+    uint64_t c = 0xff51afd7ed558ccdull, inv = c;
+    for (int i = 0; i < 6; i++)
+        inv *= 2 - c * inv;
+    y ^= y >> 33;
+    y *= inv;
+    return y ^ y >> 33;
+}
+
+typedef struct sink {
+    int fd, drop;
+} sink;
+
+static int put(void *ctx, const void *buf, size_t len)
+{
+    sink *k = ctx;
+    if (k->drop)
+        return 0;
+    for (const char *p = buf; len;) {
+        ssize_t w = write(k->fd, p, len);
+        if (w < 0)
+            return 1;
+        p += w;
+        len -= (size_t)w;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    long n = argc == 4 ? atol(argv[3]) : 0;
+    mode = argc == 4 ? !strcmp(argv[2], "names") ? 0 : !strcmp(argv[2], "codes") ? 1
+                     : !strcmp(argv[2], "ids") ? 2 : -1 : -1;
+    if (mode < 0 || n < 1 || n > (1L << MAXSTAGES)) {
+        fprintf(stderr, "usage: gen_flood OUT names|codes|ids N (1 <= N <= 2^24)\n");
+        return 2;
+    }
+    while ((1L << stages) < n)
+        stages++;
+    if (mode == 0)
+        find_pairs();
+    mt_trace_info info;
+    memset(&info, 0, sizeof info);
+    info.sample_rate = 1e-5;
+    info.word_size = 64;
+    info.executable_name = "gen_flood";
+    info.host_name = "host";
+    info.runtime_params = "";
+    info.pid = 1;
+    info.start_time = 1700000000000000;
+    mt_writer_options opt;
+    memset(&opt, 0, sizeof opt);
+    opt.format_version = mode == 2 ? 3 : 2;
+    sink k = {open(argv[1], O_WRONLY | O_CREAT | O_TRUNC, 0644), 0};
+    char err[256];
+    mt_writer *w;
+    if (k.fd < 0 || mt_writer_open_sink(&w, put, &k, &info, &opt, err, sizeof err)) {
+        fprintf(stderr, "gen_flood: %s: %s\n", argv[1], k.fd < 0 ? "cannot create" : err);
+        return 1;
+    }
+    int st = 0;
+    int64_t t = info.start_time;
+    uint64_t y = 0;
+    for (long i = 0; i < n && !st; i++) {
+        uint64_t code = (uint64_t)i + 1;
+        if (mode == 1) {
+            do
+                code = old_fmix_inverse(++y << 24);
+            while (code == 0 || (code >> 62 != 0 && code >> 62 != 3));
+        } else if (mode == 2) {
+            code = 1;
+        }
+        int64_t id;
+        t += 1;
+        st = mt_writer_alloc(w, t, 2, 1, MT_SOURCE_MINOR, &code, 1, locate, NULL, &id);
+        if (!st && mode != 2)
+            st = mt_writer_collect(w, t, id);
+        else if (!st && i % 4)
+            st = mt_writer_collect(w, t, id);
+        if (!st && mode == 2 && i % 16 == 15) {
+            st = mt_writer_flush(w);
+            k.drop = 1;                 /* ids spent where the file skips them */
+            for (int j = 0; j < (1 << 17) - 16 && !st; j++)
+                st = mt_writer_alloc(w, t, 1, 1, MT_SOURCE_MINOR, NULL, 0, locate, NULL, NULL);
+            if (!st)
+                st = mt_writer_flush(w);
+            k.drop = 0;
+        }
+    }
+    if (!st)
+        st = mt_writer_finish(w);
+    mt_writer_close(w);
+    if (close(k.fd) || st) {
+        fprintf(stderr, "gen_flood: writing failed\n");
+        return 1;
+    }
+    return 0;
+}
