@@ -6,8 +6,10 @@
  * every such hash is keyed with random bits of this process: strings by
  * SipHash-2-4 (Aumasson and Bernstein's keyed hash, made for exactly this;
  * the public-domain reference algorithm, checked against its published
- * vectors in tests/unit), integers by murmur3's fmix64 of key ^ seed. No
- * output may depend on a table's order (docs/ARCHITECTURE.md, *Hashes*).
+ * vectors in tests/unit), integers by murmur3's fmix64 of key ^ seed
+ * (hash_u64) or, where a table is hot, by multiply-shift with a random odd
+ * multiplier (u64map.c, stackset.c, cmd_dump.c). No output may depend on a
+ * table's order (docs/ARCHITECTURE.md, *Hashes*).
  */
 #ifndef MT_HASH_H
 #define MT_HASH_H
