@@ -2,7 +2,8 @@
 # bench_flood.sh - the toolkit on traces crafted against unkeyed hash tables
 # (gen_flood.c): names sharing the low bits of their FNV-1a hash, codes that
 # fmix64 sends to one slot, v003 ids jumping past the scan's ring at every
-# packet. Since 2026-12-06 every table a trace fills is keyed with random
+# packet, pairs of functions that crowd one bucket of `hotspots`' heavy
+# hitters. Since 2026-12-06 every table a trace fills is keyed with random
 # bits of the process (src/util/hash.h), so these cost what any trace of
 # their size costs; before, each was quadratic (the 14 MB names trace took
 # `flamegraph` 34 s).
@@ -14,9 +15,10 @@ set -eu
 cli=$1 gen=$2 n=${3:-131072}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 printf '%-8s %-12s %9s\n' trace command seconds
-for kind in names codes ids; do
+for kind in names codes ids pairs; do
     count=$n
     [ "$kind" = ids ] && count=16000    # (1000 packets: ~1 s of writing)
+    [ "$kind" = pairs ] && count=200000
     "$gen" "$tmp/$kind.ctf" "$kind" "$count"
     for c in info check top flamegraph hotspots "report -o $tmp/r.html"; do
         # shellcheck disable=SC2086   # $c: a command and its options

@@ -1,7 +1,7 @@
 /*
  * gen_flood.c - traces crafted against unkeyed hash tables, for
  * bench_flood.sh:
- *   gen_flood OUT names|codes|ids N
+ *   gen_flood OUT names|codes|ids|pairs N
  * names: N codes, each with its own function name, the names built to share
  *        the low 16 bits of their FNV-1a hash (Joux's multicollision: a
  *        name picks one of two 4-byte blocks at each of ~log2 N stages,
@@ -17,8 +17,13 @@
  *        spent in packets left out of the file: ~2 s of writing per 1000
  *        packets), a quarter of them never collected: the ring stepped
  *        over each of its 65 536 slots at every jump.
- * Each allocation has a one-frame backtrace; names and codes collect each
- * object at once.
+ * pairs: 16 384 functions numbered by one-frame allocations, then N
+ *        allocations of three frames (a distinct outer caller, a caller f,
+ *        a site al) whose pair (f, al) is one of 9 000 that the reference's
+ *        linear bucket function puts in one bucket of `hotspots`' table of
+ *        heavy hitters (its chains were its lookup until 2026-12-06).
+ * names, codes and ids have one-frame backtraces; names and codes collect
+ * each object at once.
  */
 #include <fcntl.h>
 #include <limits.h>
@@ -42,7 +47,7 @@ static int stages;
 static char pairs[MAXSTAGES][2][BLOCK];
 static char name[MAXSTAGES * BLOCK + 1];
 static mt_location loc = {"flood.c", name, 1, 0, 1};
-static int mode;                        /* 0 names, 1 codes, 2 ids */
+static int mode;                        /* 0 names, 1 codes, 2 ids, 3 pairs */
 
 static void find_pairs(void)
 {
@@ -77,6 +82,8 @@ static int locate(void *ctx, uint64_t code, const mt_location **l, size_t *n)
         for (int s = 0; s < stages; s++)
             memcpy(name + s * BLOCK, pairs[s][k >> s & 1], BLOCK);
         name[stages * BLOCK] = 0;
+    } else if (mode == 3) {
+        snprintf(name, sizeof name, "f%llu", (unsigned long long)code);
     } else {
         snprintf(name, sizeof name, "f");
     }
@@ -119,9 +126,10 @@ int main(int argc, char **argv)
 {
     long n = argc == 4 ? atol(argv[3]) : 0;
     mode = argc == 4 ? !strcmp(argv[2], "names") ? 0 : !strcmp(argv[2], "codes") ? 1
-                     : !strcmp(argv[2], "ids") ? 2 : -1 : -1;
+                     : !strcmp(argv[2], "ids") ? 2 : !strcmp(argv[2], "pairs") ? 3 : -1
+                     : -1;
     if (mode < 0 || n < 1 || n > (1L << MAXSTAGES)) {
-        fprintf(stderr, "usage: gen_flood OUT names|codes|ids N (1 <= N <= 2^24)\n");
+        fprintf(stderr, "usage: gen_flood OUT names|codes|ids|pairs N (1 <= N <= 2^24)\n");
         return 2;
     }
     while ((1L << stages) < n)
@@ -150,6 +158,27 @@ int main(int argc, char **argv)
     int st = 0;
     int64_t t = info.start_time;
     uint64_t y = 0;
+    if (mode == 3) {
+        /* function k is code k + 1; al = -f x 1231441 / 3821 (mod 16 384)
+         * puts (f, al) in bucket 0 */
+        uint64_t inv = 3821;
+        for (int i = 0; i < 5; i++)
+            inv *= 2 - 3821 * inv;
+        int64_t id;
+        for (uint64_t fn = 0; fn < 16384 && !st; fn++) {
+            uint64_t code = fn + 1;
+            st = mt_writer_alloc(w, ++t, 2, 1, MT_SOURCE_MINOR, &code, 1, locate, NULL, &id);
+        }
+        for (long i = 0; i < n && !st; i++) {
+            uint64_t f = (uint64_t)(i % 9000) + 1;
+            uint64_t al = ((uint64_t)0 - f * 1231441u) * inv & 16383;
+            uint64_t cs[3] = {al + 1, f + 1, 16385 + (uint64_t)(i % 50000)};
+            st = mt_writer_alloc(w, ++t, 2, 1, MT_SOURCE_MINOR, cs, 3, locate, NULL, &id);
+            if (!st)
+                st = mt_writer_collect(w, t, id);
+        }
+        n = 0;
+    }
     for (long i = 0; i < n && !st; i++) {
         uint64_t code = (uint64_t)i + 1;
         if (mode == 1) {
