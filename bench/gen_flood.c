@@ -34,54 +34,21 @@
 
 #include <memtrace/memtrace.h>
 
-enum { BLOCK = 4, MAXSTAGES = 24 };
-
-static uint64_t fnv1a(uint64_t h, const char *s, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
-    return h;
-}
+#include "flood_keys.h"
 
 static int stages;
-static char pairs[MAXSTAGES][2][BLOCK];
-static char name[MAXSTAGES * BLOCK + 1];
+static char pairs[FLOOD_MAX_STAGES][2][FLOOD_BLOCK];
+static char name[FLOOD_MAX_STAGES * FLOOD_BLOCK + 1];
 static mt_location loc = {"flood.c", name, 1, 0, 1};
 static int mode;                        /* 0 names, 1 codes, 2 ids, 3 pairs */
 
-static void find_pairs(void)
-{
-    static int seen[65536];
-    static char cand[65537][BLOCK];
-    uint64_t h = 1469598103934665603ull, x = 88172645463325252ull;
-    for (int s = 0; s < stages; s++) {
-        memset(seen, 0, sizeof seen);
-        for (int c = 1;; c++) {
-            for (int b = 0; b < BLOCK; b++) {
-                x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-                cand[c][b] = (char)('a' + x % 26);
-            }
-            unsigned low = (unsigned)(fnv1a(h, cand[c], BLOCK) & 0xffff);
-            if (seen[low] && memcmp(cand[seen[low]], cand[c], BLOCK) != 0) {
-                memcpy(pairs[s][0], cand[seen[low]], BLOCK);
-                memcpy(pairs[s][1], cand[c], BLOCK);
-                h = fnv1a(h, cand[c], BLOCK);
-                break;
-            }
-            seen[low] = c;
-        }
-    }
-}
-
-/* Name k's blocks: bit s of k picks the block of stage s. */
+/* Code k: in names mode, function name k - 1 of the colliding family. */
 static int locate(void *ctx, uint64_t code, const mt_location **l, size_t *n)
 {
     (void)ctx;
     if (mode == 0) {
-        uint64_t k = code - 1;
-        for (int s = 0; s < stages; s++)
-            memcpy(name + s * BLOCK, pairs[s][k >> s & 1], BLOCK);
-        name[stages * BLOCK] = 0;
+        flood_name(stages, pairs, code - 1, name);
+        name[stages * FLOOD_BLOCK] = 0;
     } else if (mode == 3) {
         snprintf(name, sizeof name, "f%llu", (unsigned long long)code);
     } else {
@@ -90,17 +57,6 @@ static int locate(void *ctx, uint64_t code, const mt_location **l, size_t *n)
     *l = &loc;
     *n = 1;
     return 0;
-}
-
-/* The inverse of x ^= x >> 33; x *= C; x ^= x >> 33. */
-static uint64_t old_fmix_inverse(uint64_t y)
-{
-    uint64_t c = 0xff51afd7ed558ccdull, inv = c;
-    for (int i = 0; i < 6; i++)
-        inv *= 2 - c * inv;
-    y ^= y >> 33;
-    y *= inv;
-    return y ^ y >> 33;
 }
 
 typedef struct sink {
@@ -128,14 +84,14 @@ int main(int argc, char **argv)
     mode = argc == 4 ? !strcmp(argv[2], "names") ? 0 : !strcmp(argv[2], "codes") ? 1
                      : !strcmp(argv[2], "ids") ? 2 : !strcmp(argv[2], "pairs") ? 3 : -1
                      : -1;
-    if (mode < 0 || n < 1 || n > (1L << MAXSTAGES)) {
+    if (mode < 0 || n < 1 || n > (1L << FLOOD_MAX_STAGES)) {
         fprintf(stderr, "usage: gen_flood OUT names|codes|ids|pairs N (1 <= N <= 2^24)\n");
         return 2;
     }
     while ((1L << stages) < n)
         stages++;
     if (mode == 0)
-        find_pairs();
+        flood_pairs(stages, pairs);
     mt_trace_info info;
     memset(&info, 0, sizeof info);
     info.sample_rate = 1e-5;
@@ -183,7 +139,7 @@ int main(int argc, char **argv)
         uint64_t code = (uint64_t)i + 1;
         if (mode == 1) {
             do
-                code = old_fmix_inverse(++y << 24);
+                code = flood_unmix(++y << 24);
             while (code == 0 || (code >> 62 != 0 && code >> 62 != 3));
         } else if (mode == 2) {
             code = 1;

@@ -5,6 +5,7 @@
  * share one slot under the unkeyed hash the table used before (FNV-1a
  * names, fmix64 codes and ids): every one is found again, and the longest
  * run of used slots stays short (under the old hashes it was every key).
+ * The keys come from bench/flood_keys.h, as bench_flood.sh's traces do.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "../../bench/flood_keys.h"
 #include "trace/loctable.h"
 #include "util/hash.h"
 #include "util/stackset.h"
@@ -85,17 +87,6 @@ static size_t longest_run(size_t cap, int (*used)(const void *, size_t), const v
 
 /* ---- ids and codes: u64map -------------------------------------------- */
 
-/* The inverse of the map's old hash, x ^= x >> 33; x *= C; x ^= x >> 33. */
-static uint64_t old_fmix_inverse(uint64_t y)
-{
-    uint64_t c = 0xff51afd7ed558ccdull, inv = c;
-    for (int i = 0; i < 6; i++)                 /* Newton: inverse mod 2^64 */
-        inv *= 2 - c * inv;
-    y ^= y >> 33;
-    y *= inv;
-    return y ^ y >> 33;
-}
-
 static int map_used(const void *t, size_t i)
 {
     return ((const u64map *)t)->used[i];
@@ -107,11 +98,11 @@ static void test_u64map(void)
     memset(&m, 0, sizeof m);
     /* all in slot 0 under the old hash, whatever the table's size */
     for (uint64_t i = 0; i < NKEYS; i++)
-        CHECK_EQ(u64map_put(&m, old_fmix_inverse(i << 24), i), 0);
+        CHECK_EQ(u64map_put(&m, flood_unmix(i << 24), i), 0);
     CHECK_EQ(m.n, NKEYS);
     int found = 1;
     for (uint64_t i = 0; i < NKEYS; i++) {
-        const uint64_t *v = u64map_get(&m, old_fmix_inverse(i << 24));
+        const uint64_t *v = u64map_get(&m, flood_unmix(i << 24));
         found &= v && *v == i;
     }
     CHECK(found);
@@ -121,10 +112,10 @@ static void test_u64map(void)
         fprintf(stderr, "u64map: a run of %zu used slots\n", run);
     uint64_t v;
     for (uint64_t i = 0; i < NKEYS; i += 2)
-        CHECK_EQ(u64map_del(&m, old_fmix_inverse(i << 24), &v) && v == i, 1);
+        CHECK_EQ(u64map_del(&m, flood_unmix(i << 24), &v) && v == i, 1);
     found = 1;
     for (uint64_t i = 0; i < NKEYS; i++) {
-        const uint64_t *g = u64map_get(&m, old_fmix_inverse(i << 24));
+        const uint64_t *g = u64map_get(&m, flood_unmix(i << 24));
         found &= i % 2 ? g && *g == i : g == NULL;
     }
     CHECK(found);
@@ -166,42 +157,7 @@ static void test_stackset(void)
 
 /* ---- names and codes of a trace: the reader's loctable ---------------- */
 
-static uint64_t fnv1a(uint64_t h, const char *s, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
-    return h;
-}
-
-/* Joux's multicollision of FNV-1a's low 16 bits: STAGES stages, each a
- * pair of 4-byte blocks that leave the same low 16 bits whatever came
- * before with those low bits (a multiplication carries only upwards). The
- * 2^STAGES names made by picking one block of each pair all share them. */
-enum { STAGES = 14, BLOCK = 4 };
-
-static void find_pairs(char pairs[STAGES][2][BLOCK])
-{
-    static int seen[65536];
-    uint64_t h = 1469598103934665603ull, x = 88172645463325252ull;
-    for (int s = 0; s < STAGES; s++) {
-        memset(seen, 0, sizeof seen);
-        static char cand[65537][BLOCK];
-        for (int c = 1;; c++) {
-            for (int b = 0; b < BLOCK; b++) {
-                x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-                cand[c][b] = (char)('a' + x % 26);
-            }
-            unsigned low = (unsigned)(fnv1a(h, cand[c], BLOCK) & 0xffff);
-            if (seen[low] && memcmp(cand[seen[low]], cand[c], BLOCK) != 0) {
-                memcpy(pairs[s][0], cand[seen[low]], BLOCK);
-                memcpy(pairs[s][1], cand[c], BLOCK);
-                h = fnv1a(h, cand[c], BLOCK);
-                break;
-            }
-            seen[low] = c;
-        }
-    }
-}
+enum { STAGES = 14 };
 
 static int strs_used(const void *t, size_t i)
 {
@@ -215,19 +171,18 @@ static int slots_used(const void *t, size_t i)
 
 static void test_loctable(void)
 {
-    static char pairs[STAGES][2][BLOCK];
-    find_pairs(pairs);
+    static char pairs[STAGES][2][FLOOD_BLOCK];
+    flood_pairs(STAGES, pairs);
     mt_loctable t;
     mt_loctable_init(&t);
-    char name[STAGES * BLOCK];
+    char name[STAGES * FLOOD_BLOCK];
     static const char *got[1 << STAGES];
     int ok = 1, same_low = 1;
     uint64_t low0 = 0;
     for (int pass = 0; pass < 2; pass++) {
         for (unsigned k = 0; k < 1u << STAGES; k++) {
-            for (int s = 0; s < STAGES; s++)
-                memcpy(name + s * BLOCK, pairs[s][k >> s & 1], BLOCK);
-            uint64_t low = fnv1a(1469598103934665603ull, name, sizeof name) & 0xffff;
+            flood_name(STAGES, pairs, k, name);
+            uint64_t low = flood_fnv1a(FLOOD_FNV_OFFSET, name, sizeof name) & 0xffff;
             if (k == 0)
                 low0 = low;
             same_low &= low == low0;
@@ -252,11 +207,11 @@ static void test_loctable(void)
     mt_location loc = {file, file, 1, 0, 1};
     ok = 1;
     for (uint64_t i = 1; i <= NKEYS; i++)
-        ok &= mt_loctable_define(&t, old_fmix_inverse(i << 24), &loc, 1) == 0;
+        ok &= mt_loctable_define(&t, flood_unmix(i << 24), &loc, 1) == 0;
     for (uint64_t i = 1; i <= NKEYS; i++) {
         const mt_location *l;
         size_t n;
-        ok &= mt_loctable_find(&t, old_fmix_inverse(i << 24), &l, &n) == 0 && n == 1 &&
+        ok &= mt_loctable_find(&t, flood_unmix(i << 24), &l, &n) == 0 && n == 1 &&
               l[0].line == 1;
     }
     CHECK(ok);
