@@ -336,8 +336,8 @@ static inline uint64_t hh_key(uint32_t f, uint32_t al)
     return (uint64_t)f << 32 | al;
 }
 
-/* Index bucket b, whose chain starts at counter i. -1, or HH_NOMEM. */
-__attribute__((noinline, cold)) static int32_t hh_make_indexed(hs *h, size_t b, int32_t i)
+/* Index bucket b, whose chain starts at counter i. 0, or HH_NOMEM. */
+__attribute__((noinline, cold)) static int hh_make_indexed(hs *h, size_t b, int32_t i)
 {
     h->hh_head[b] = -2 - i;
     for (int32_t k = i, p = -1; k >= 0; p = k, k = h->hh[k].next) {
@@ -345,10 +345,9 @@ __attribute__((noinline, cold)) static int32_t hh_make_indexed(hs *h, size_t b, 
         if (u64map_put(&h->hh_index, hh_key(h->hh[k].f, h->hh[k].al), (uint64_t)k))
             return HH_NOMEM;
     }
-    return -1;
+    return 0;
 }
 
-/* The counter of (f, al) in bucket b, or -1 (or HH_NOMEM). */
 __attribute__((noinline, cold)) static int32_t hh_find_indexed(const hs *h, uint32_t f,
                                                                uint32_t al)
 {
@@ -356,6 +355,9 @@ __attribute__((noinline, cold)) static int32_t hh_find_indexed(const hs *h, uint
     return v ? (int32_t)*v : -1;
 }
 
+/* The counter of (f, al) in bucket b, or -1, or HH_NOMEM. A chain grows
+ * only after a walk of all of it missed (hh_add), so one that is not
+ * indexed holds at most HH_LONG + 1 counters. */
 static inline int32_t hh_find(hs *h, size_t b, uint32_t f, uint32_t al)
 {
     int32_t i = h->hh_head[b];
@@ -364,10 +366,9 @@ static inline int32_t hh_find(hs *h, size_t b, uint32_t f, uint32_t al)
     for (int n = 0; i >= 0; i = h->hh[i].next) {
         if (h->hh[i].f == f && h->hh[i].al == al)
             return i;
-        if (++n > HH_LONG) {
-            int32_t st = hh_make_indexed(h, b, h->hh_head[b]);
-            return st == HH_NOMEM ? st : hh_find_indexed(h, f, al);
-        }
+        if (++n > HH_LONG)
+            return hh_make_indexed(h, b, h->hh_head[b]) ? HH_NOMEM
+                                                        : hh_find_indexed(h, f, al);
     }
     return -1;
 }
