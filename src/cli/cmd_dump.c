@@ -52,22 +52,12 @@ typedef struct text_cache {
     size_t nslots, used;
     char *text;
     size_t text_len, text_cap;
-    uint64_t mult;              /* random and odd: see slot_of */
-    int bits;                   /* nslots = 2^bits */
+    uint64_t mult;              /* random and odd: hash_mulshift's */
 } text_cache;
-
-/* Multiply-shift (Dietzfelbinger et al.): the top bits of code * mult for
- * a random odd mult. Any two codes share a slot with probability at most
- * 2 / nslots, whatever codes a trace holds, for one multiply a frame. */
-static inline size_t slot_of(const text_cache *c, uint64_t code, int bits)
-{
-    return (size_t)((code * c->mult) >> (64 - bits));
-}
 
 static int cache_grow(text_cache *c)
 {
     size_t n = c->nslots ? c->nslots * 2 : 8192;
-    int bits = c->nslots ? c->bits + 1 : 13;
     text_entry *s = calloc(n, sizeof *s);
     if (!s)
         return -1;
@@ -76,7 +66,7 @@ static int cache_grow(text_cache *c)
     for (size_t i = 0; i < c->nslots; i++) {
         if (!c->slots[i].used)
             continue;
-        size_t j = slot_of(c, c->slots[i].code, bits);
+        size_t j = hash_mulshift(c->slots[i].code, c->mult, n);
         while (s[j].used)
             j = (j + 1) & (n - 1);
         s[j] = c->slots[i];
@@ -84,7 +74,6 @@ static int cache_grow(text_cache *c)
     free(c->slots);
     c->slots = s;
     c->nslots = n;
-    c->bits = bits;
     return 0;
 }
 
@@ -146,7 +135,7 @@ static inline text_entry *cache_get(text_cache *c, mt_reader *r, uint64_t code,
                                     int *err)
 {
     size_t mask = c->nslots - 1;
-    size_t j = slot_of(c, code, c->bits);
+    size_t j = hash_mulshift(code, c->mult, c->nslots);
     for (;;) {
         text_entry *e = &c->slots[j];
         if (e->used && e->code == code)

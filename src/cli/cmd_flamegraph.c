@@ -427,15 +427,6 @@ static int path_node(fg *g, const uint64_t *bt, size_t n, uint32_t *at_node)
     return 0;
 }
 
-static inline uint64_t mix64(uint64_t h)
-{
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdull;
-    h ^= h >> 33;
-    h *= 0xc4ceb9fe1a85ec53ull;
-    return h ^ h >> 33;
-}
-
 static int slots_grow(fg *g)
 {
     size_t cap = g->slots_cap ? g->slots_cap * 2 : 4096;
@@ -500,7 +491,7 @@ static int stack_hash(fg *g, const mt_event *ev, uint64_t h[2], size_t *common)
     g->prev_len = n;
     if (common)
         *common = p;
-    h[0] = mix64(h0);
+    h[0] = hash_u64(h0, 0);
     h[1] = h1;
     return 0;
 }

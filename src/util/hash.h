@@ -8,7 +8,8 @@
  * the public-domain reference algorithm, checked against its published
  * vectors in tests/unit), integers by murmur3's fmix64 of key ^ seed
  * (hash_u64) or, where a table is hot, by multiply-shift with a random odd
- * multiplier (u64map.c, stackset.c, cmd_dump.c). No output may depend on a
+ * multiplier (hash_mulshift: u64map.c, cmd_dump.c; stackset.c keeps the
+ * product's low bits as tags). No output may depend on a
  * table's order (docs/ARCHITECTURE.md, *Hashes*).
  */
 #ifndef MT_HASH_H
@@ -73,6 +74,15 @@ static inline uint64_t hash_u64(uint64_t k, uint64_t seed)
     k ^= k >> 33;
     k *= 0xc4ceb9fe1a85ec53ull;
     return k ^ k >> 33;
+}
+
+/* Multiply-shift (Dietzfelbinger et al.): the slot of k in a table of cap
+ * slots (a power of 2, at least 2), the top bits of k * mult for a random
+ * odd mult. Any two keys share a slot with probability at most 2 / cap,
+ * whatever the keys, for one multiply: the hash of the hot tables. */
+static inline size_t hash_mulshift(uint64_t k, uint64_t mult, size_t cap)
+{
+    return (size_t)((k * mult) >> (64 - __builtin_ctzll(cap)));
 }
 
 /* 64 random bits for a seed: getrandom(2), or when it fails (a kernel

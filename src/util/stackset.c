@@ -28,7 +28,7 @@ static inline uint64_t hash_of(const stackset *s, uint32_t parent, uint64_t code
 
 static inline size_t home_of(uint64_t h, size_t cap)
 {
-    return (size_t)(h >> (64 - __builtin_ctzll(cap)));
+    return (size_t)(h >> (64 - __builtin_ctzll(cap)));  /* hash_mulshift's top bits */
 }
 
 static int slots_grow(stackset *s)

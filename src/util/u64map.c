@@ -10,12 +10,9 @@
 
 #include "util/hash.h"
 
-/* Multiply-shift (Dietzfelbinger et al.): the top bits of k * seed, for a
- * random odd seed. Two keys share a slot with probability at most
- * 2 / cap whatever the keys, for one multiply. */
 static inline size_t u64_slot(const u64map *m, uint64_t k)
 {
-    return (size_t)((k * m->seed) >> (64 - __builtin_ctzll(m->cap)));
+    return hash_mulshift(k, m->seed, m->cap);
 }
 
 static int u64map_grow(u64map *m)

@@ -23,19 +23,10 @@
 
 #include <memtrace/memtrace.h>
 
+#include "../rnd.h"
 #include "../cli/domain_writers.h"
 
 enum { NALLOC = 3000, MAXDEPTH = 6000, ALPHABET = 40, RECURSIVE = ALPHABET + 1 };
-
-static uint64_t state;
-
-static uint64_t rnd(void)      /* xorshift64 */
-{
-    state ^= state << 13;
-    state ^= state >> 7;
-    state ^= state << 17;
-    return state;
-}
 
 static char names[RECURSIVE + 1][16];
 static mt_location locs[RECURSIVE + 1];
@@ -114,7 +105,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: gen_pair ALL KEPT SEED DOMAINS(1-3)\n");
         return 2;
     }
-    state = strtoull(argv[3], NULL, 10) * 2654435761u + 1;
+    rnd_seed(argv[3]);
     int domains = atoi(argv[4]);
     for (int k = 1; k <= RECURSIVE; k++) {
         snprintf(names[k], sizeof names[k], "f%d", k);

@@ -24,20 +24,11 @@
 
 #include <memtrace/memtrace.h>
 
+#include "../rnd.h"
 #include "../cli/domain_writers.h"
 
 enum { ROUNDS = 40, PER_ROUND = 300, BURN = 70000, NSITES = 6, NTIED = 6,
        MAXLIVE = ROUNDS * PER_ROUND };
-
-static uint64_t state;
-
-static uint64_t rnd(void)      /* xorshift64 */
-{
-    state ^= state << 13;
-    state ^= state >> 7;
-    state ^= state << 17;
-    return state;
-}
 
 static char names[NSITES + NTIED + 1][16];
 static mt_location locs[NSITES + NTIED + 1];
@@ -59,7 +50,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: gen_survivors OUT SEED JUMP(0|1)\n");
         return 2;
     }
-    state = strtoull(argv[2], NULL, 10) * 2654435761u + 1;
+    rnd_seed(argv[2]);
     int jump = argv[3][0] == '1';
     for (int k = 1; k <= NSITES + NTIED; k++) {
         snprintf(names[k], sizeof names[k], "s%d", k);

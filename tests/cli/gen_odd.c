@@ -20,18 +20,9 @@
 
 #include <memtrace/memtrace.h>
 
+#include "../rnd.h"
 #include "domain_writers.h"
 #include "odd_locations.h"
-
-static uint64_t state;
-
-static uint64_t rnd(void)      /* xorshift64 */
-{
-    state ^= state << 13;
-    state ^= state >> 7;
-    state ^= state << 17;
-    return state;
-}
 
 int main(int argc, char **argv)
 {
@@ -39,7 +30,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: gen_odd PATH SEED\n");
         return 2;
     }
-    state = strtoull(argv[2], NULL, 10) * 2654435761u + 1;
+    rnd_seed(argv[2]);
     odd_locations_init();
     int fd = open(argv[1], O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (fd < 0) {

@@ -19,6 +19,8 @@
 
 #include <memtrace/memtrace.h>
 
+#include "../rnd.h"
+
 enum { NFUNCS = 16384, NPAIRS = 3000, ROUNDS = 12, FRESH = 8000 };
 
 static char name[32];
@@ -35,23 +37,13 @@ static int locate(void *ctx, uint64_t code, const mt_location **l, size_t *n)
     return 0;
 }
 
-static uint64_t state;
-
-static uint64_t rnd(void)      /* xorshift64 */
-{
-    state ^= state << 13;
-    state ^= state >> 7;
-    state ^= state << 17;
-    return state;
-}
-
 int main(int argc, char **argv)
 {
     if (argc != 3) {
         fprintf(stderr, "usage: gen_collide OUT SEED\n");
         return 2;
     }
-    state = strtoull(argv[2], NULL, 10) * 2654435761u + 1;
+    rnd_seed(argv[2]);
     mt_trace_info info;
     memset(&info, 0, sizeof info);
     info.sample_rate = 1e-4;
