@@ -1,6 +1,6 @@
 /*
  * gen_deep.c - a trace of deep recursion, for bench_deep.sh:
- *   gen_deep OUT N DEPTH
+ *   gen_deep OUT N DEPTH [roots]
  * N allocations whose backtraces are DEPTH frames deep: main, then one
  * recursive function DEPTH - 2 times, then one of two allocation sites in
  * turn; every second one is collected. Each allocation shares all but its
@@ -10,15 +10,21 @@
  * of with the frames that changed takes N x DEPTH steps on it.
  * (DEPTH up to ~300 000: the first backtrace, DEPTH - 2 frames the cache
  * predicts, must fit the format's 4096 bytes.)
+ * With "roots", each allocation's outermost frame is a main of its own
+ * (N distinct codes and functions): stacks that share every frame but the
+ * root, which a trie of prefixes (util/stackset) cannot share, so the
+ * exporters hold N x DEPTH nodes (the trace stays small: each backtrace
+ * is its hit chains again, ~0.5 KB for 40 000 frames).
  */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include <memtrace/memtrace.h>
 
-enum { REC = 0x10, MAIN = 0x20, SITE_A = 0x30, SITE_B = 0x40 };
+enum { REC = 0x10, MAIN = 0x20, SITE_A = 0x30, SITE_B = 0x40, ROOTS = 0x100 };
 
 static const mt_location rec = {"rec.c", "recurse", 10, 1, 20};
 static const mt_location mainl = {"main.c", "main", 5, 1, 9};
@@ -27,16 +33,24 @@ static const mt_location site_b = {"b.c", "site_b", 4, 1, 9};
 
 static int locate(void *ctx, uint64_t code, const mt_location **l, size_t *n)
 {
+    static char name[32];
+    static mt_location root = {"main.c", name, 5, 1, 9};
     (void)ctx;
     *n = 1;
+    if (code >= ROOTS) {            /* (the writer copies it at once) */
+        snprintf(name, sizeof name, "main%llu", (unsigned long long)(code - ROOTS));
+        *l = &root;
+        return 0;
+    }
     *l = code == REC ? &rec : code == MAIN ? &mainl : code == SITE_A ? &site_a : &site_b;
     return 0;
 }
 
 int main(int argc, char **argv)
 {
-    if (argc != 4 || atol(argv[2]) < 1 || atol(argv[3]) < 3) {
-        fprintf(stderr, "usage: gen_deep OUT N DEPTH (N >= 1, DEPTH >= 3)\n");
+    int roots = argc == 5 && strcmp(argv[4], "roots") == 0;
+    if ((argc != 4 && !roots) || atol(argv[2]) < 1 || atol(argv[3]) < 3) {
+        fprintf(stderr, "usage: gen_deep OUT N DEPTH [roots] (N >= 1, DEPTH >= 3)\n");
         return 2;
     }
     long n = atol(argv[2]), depth = atol(argv[3]);
@@ -69,6 +83,8 @@ int main(int argc, char **argv)
     int st = MT_OK;
     for (long i = 0; i < n && st == MT_OK; i++) {
         cs[0] = i & 1 ? SITE_A : SITE_B;
+        if (roots)
+            cs[depth - 1] = ROOTS + (uint64_t)i;
         st = mt_writer_alloc(w, ++t, 4, 1, MT_SOURCE_MINOR, cs, (size_t)depth, locate, NULL, &id);
         if (st == MT_OK && (i & 1))
             st = mt_writer_collect(w, ++t, id);

@@ -126,6 +126,10 @@ echo "toolkit speed relative to plain full decoding (1.00 = as fast; by best / m
 sed -n '2,8p' "$logdir/tools.txt"
 echo "deep recursion (bench_deep.sh, 10^10 frames in 1.5 MB): the slowest command, seconds:"
 grep '^RESULT deep_' "$logdir/deep.txt" | sort -k3 -g | tail -n 1 | sed 's/^RESULT deep_/  /; s/_s / /'
+echo "stacks that share all but their root (bench_deep.sh, 4 M prefixes in 52 KB): seconds, peak MB:"
+for c in pprof speedscope report; do
+    printf '  %-12s %s s, %s MB\n' "$c" "$(get deep.txt roots_${c}_s)" "$(get deep.txt roots_${c}_mb)"
+done
 echo "hash flooding (bench_flood.sh, names 14 MB, codes 5 MB, jumping ids, crowded pairs): the slowest command, seconds:"
 grep '^RESULT flood_' "$logdir/flood.txt" | sort -k3 -g | tail -n 1 | sed 's/^RESULT flood_/  /; s/_s / /'
 echo "decoding floor (bench_walk, synthetic trace):"

@@ -123,7 +123,7 @@ static int page_frames(const rp_tree *tr, uint32_t *fmap, uint32_t **fl, size_t 
     *nf = 0;
     for (size_t i = 1; i < tr->nnodes; i++)
         if (tr->nodes[i].keep)
-            fmap[tr->nodes[i].frame] = 1;
+            fmap[tr->trie.nodes[i].key] = 1;
     for (size_t i = 0; i < tr->nsites; i++)
         if (tr->sites[i].frame != UINT32_MAX)
             fmap[tr->sites[i].frame] = 1;
@@ -168,9 +168,9 @@ static int preorder(const rp_tree *tr, const uint32_t *fmap, uint32_t *order,
         if (tr->nodes[i].keep)
             byk[tr->nodes[i].keep - 1] = (uint32_t)i;
     for (size_t k = 1; k < nk; k++) {
-        const rp_node *nd = &tr->nodes[byk[k]];
+        const idtrie_node *nd = &tr->trie.nodes[byk[k]];
         ch[nc].parent = tr->nodes[nd->parent].keep - 1;
-        ch[nc].frame = fmap[nd->frame] - 1;
+        ch[nc].frame = fmap[nd->key] - 1;
         ch[nc++].kept = (uint32_t)k;
     }
     qsort(ch, nc, sizeof *ch, child_cmp);
@@ -289,10 +289,10 @@ static int write_data(mt_out *o, rp_profile *p, const char *filters, const rp_tr
     for (int c = 0; c < 5 && !oom; c++) {
         static const char *const names[] = {"depth", "frame", "alloc", "peak", "end"};
         for (size_t i = 0; i < nk; i++) {
-            const rp_node *n = &tr->nodes[order[i]];
+            uint32_t nd = order[i];
             col[i] = c == 0 ? (int64_t)depth[i]
-                   : c == 1 ? (order[i] ? (int64_t)fmap[n->frame] - 1 : -1)
-                   : n->self[c - 2];
+                   : c == 1 ? (nd ? (int64_t)fmap[tr->trie.nodes[nd].key] - 1 : -1)
+                   : tr->self[tr->nodes[nd].keep - 1][c - 2];
         }
         if (c)
             out_str(o, ",\n");

@@ -24,6 +24,7 @@
 
 #include "report/profile.pb-c.h"
 #include "util/grow.h"
+#include "util/idtrie.h"
 #include "util/stackset.h"
 #include "util/strtab.h"
 #include "util/u64map.h"
@@ -250,14 +251,43 @@ static int put_sample(gzout *o, const PSample *sm, uint8_t **buf, size_t *cap,
     return gz_put(o, *buf, n + size, err, errlen);
 }
 
+/* A location list one code longer: stackset_map's fn. A code without
+ * locations (or with all of them hidden) adds nothing. */
+typedef struct extend_ctx {
+    enc *e;
+    rp_profile *p;
+    const mt_filter *f;
+    const mt_location ***buf;
+    size_t *buf_cap;
+    int bad;                        /* loc_id failed on code */
+    uint64_t code;
+    idtrie *samples;
+} extend_ctx;
+
+static int64_t extend(void *ctx, uint32_t parent, uint64_t code)
+{
+    extend_ctx *x = ctx;
+    int64_t id = loc_id(x->e, x->p, x->f, code, x->buf, x->buf_cap);
+    if (id < 0 || id > UINT32_MAX) {
+        x->bad = 1;
+        x->code = code;
+        return -1;
+    }
+    return id ? idtrie_child(x->samples, parent, (uint32_t)id) : parent;
+}
+
 int rp_write_pprof(rp_profile *p, const mt_filter *f, int fd, const char *name,
                    char *err, size_t errlen)
 {
     enc e;
     memset(&e, 0, sizeof e);
-    stackset samples = {0};         /* distinct location lists */
-    psum *sums = NULL;              /* their summed estimates, by list id */
-    size_t sums_cap = 0, nsums = 0;
+    idtrie samples = {0};           /* distinct location lists, leaf at the */
+                                    /* node, by location id                 */
+    uint32_t *sample_of = NULL;     /* by node: its list's index + 1, or 0  */
+    uint32_t *sample_node = NULL;   /* by list index: its node              */
+    psum *sums = NULL;              /* the lists' summed estimates          */
+    size_t sums_cap = 0, nsums = 0, sample_of_len = 0, sample_of_cap = 0, node_cap = 0, path_cap = 0;
+    uint32_t *node_map = NULL, *path = NULL;  /* stackset_map's */
     uint64_t *locs = NULL;
     const mt_location **buf = NULL;
     uint8_t *out = NULL;
@@ -285,40 +315,51 @@ int rp_write_pprof(rp_profile *p, const mt_filter *f, int fd, const char *name,
     period_type.unit = str_id(&e, "bytes");
 
     /* the samples, before anything is written (an unknown code is an error
-     * without output): each stack's location list, outermost first as the
-     * set shares prefixes, the estimates summed per distinct list; every
-     * location (and its functions and strings) made as they are met */
+     * without output): each stack's location list, mapped from the stacks'
+     * trie once per distinct prefix (stackset_map), the estimates summed
+     * per distinct list; every location (and its functions and strings)
+     * made as they are met */
+    size_t nmap = stackset_nodes(&p->stacks);
+    if (!(node_map = malloc((nmap ? nmap : 1) * sizeof *node_map)) || idtrie_init(&samples))
+        goto nomem;
+    memset(node_map, 0xff, nmap * sizeof *node_map);
+    node_map[0] = 0;
+    extend_ctx x = {&e, p, f, &buf, &buf_cap, 0, 0, &samples};
     for (size_t i = 0; i < p->n; i++) {
         const rp_stack *st = &p->v[i];
         if (!st->count)
             continue;
-        size_t len, n = 0;
-        const uint64_t *codes = stackset_get(&p->stacks, (uint32_t)i, &len);
-        if (grow_array(&locs, &locs_cap, len + 1, sizeof *locs))
-            goto nomem;
-        for (size_t j = 0; j < len; j++) {
-            int64_t id = loc_id(&e, p, f, codes[j], &buf, &buf_cap);
-            if (id < 0) {
+        int64_t at = stackset_map(&p->stacks, (uint32_t)i, node_map, extend, &x, &path, &path_cap);
+        if (at < 0) {
+            if (x.bad)
                 snprintf(err, errlen, "invalid location code %08llx or out of memory",
-                         (unsigned long long)codes[j]);
-                goto out;
-            }
-            if (id > 0)
-                locs[n++] = (uint64_t)id;
+                         (unsigned long long)x.code);
+            else
+                snprintf(err, errlen, "out of memory");
+            goto out;
         }
-        uint32_t k;
-        if (stackset_add(&samples, locs, n, &k))
-            goto nomem;
-        if (k == nsums) {                   /* (ids are dense: a new list) */
-            if (grow_array(&sums, &sums_cap, nsums + 1, sizeof *sums))
+        if (samples.n > sample_of_len) {    /* (nodes made since: no list) */
+            if (grow_array(&sample_of, &sample_of_cap, samples.n, sizeof *sample_of))
                 goto nomem;
-            memset(&sums[nsums++], 0, sizeof *sums);
+            memset(sample_of + sample_of_len, 0, (samples.n - sample_of_len) * sizeof *sample_of);
+            sample_of_len = samples.n;
         }
-        sums[k].v[0] += st->alloc_obj;
-        sums[k].v[1] += rp_bytes(p, st->alloc);
-        sums[k].v[2] += st->at_obj;
-        sums[k].v[3] += rp_bytes(p, st->at);
+        uint32_t k = sample_of[at];
+        if (!k) {                           /* a new list */
+            if (grow_array(&sums, &sums_cap, nsums + 1, sizeof *sums) ||
+                grow_array(&sample_node, &node_cap, nsums + 1, sizeof *sample_node))
+                goto nomem;
+            memset(&sums[nsums], 0, sizeof *sums);
+            sample_node[nsums] = (uint32_t)at;
+            k = sample_of[at] = (uint32_t)++nsums;
+        }
+        sums[k - 1].v[0] += st->alloc_obj;
+        sums[k - 1].v[1] += rp_bytes(p, st->alloc);
+        sums[k - 1].v[2] += st->at_obj;
+        sums[k - 1].v[3] += rp_bytes(p, st->at);
     }
+    free(node_map);
+    node_map = NULL;
 
     /* comment: where the profile came from */
     char *comment = malloc(1024);
@@ -390,13 +431,13 @@ int rp_write_pprof(rp_profile *p, const mt_filter *f, int fd, const char *name,
     if (put_profile(&o, &head, &out, &out_cap, err, errlen))
         goto out;
     /* samples, in the order of their first stack; locations leaf first */
-    for (uint32_t k = 0; k < samples.nstacks; k++) {
-        size_t len;
-        const uint64_t *ids = stackset_get(&samples, k, &len);
-        if (grow_array(&locs, &locs_cap, len + 1, sizeof *locs))
-            goto nomem;
-        for (size_t j = 0; j < len; j++)
-            locs[j] = ids[len - 1 - j];
+    for (size_t k = 0; k < nsums; k++) {
+        size_t len = 0;
+        for (uint32_t at = sample_node[k]; at; at = samples.nodes[at].parent) {
+            if (grow_array(&locs, &locs_cap, len + 1, sizeof *locs))
+                goto nomem;
+            locs[len++] = samples.nodes[at].key;
+        }
         int64_t values[4] = {round_i64(sums[k].v[0]), round_i64(sums[k].v[1]),
                              round_i64(sums[k].v[2]), round_i64(sums[k].v[3])};
         PSample sm;
@@ -422,7 +463,11 @@ out:
     free(buf);
     free(locs);
     free(sums);
-    stackset_free(&samples);
+    free(sample_of);
+    free(sample_node);
+    free(node_map);
+    free(path);
+    idtrie_free(&samples);
     enc_free(&e);
     return rc;
 }

@@ -24,6 +24,7 @@
 
 #include "report/frames.h"
 #include "report/profile.h"
+#include "util/idtrie.h"
 
 /* A node's subtree below 1/RP_PRUNE of each total (allocated, live at
  * peak, live at end) and below 1/RP_BIN_PRUNE of the samples allocated in
@@ -34,9 +35,11 @@
  * 1200 pixels wide, so the others are under a pixel in every window. */
 #define RP_BIN_PRUNE 1200
 
+/* A node of the call tree: its frame and parent are the trie's (node i is
+ * trie.nodes[i], key = frame id); children come after their parents. */
 typedef struct rp_node {
-    uint32_t parent, frame;           /* node 0: the root, no frame          */
-    int64_t self[3], cum[3];          /* allocated, live at peak, at end     */
+    int64_t cum[3];                   /* allocated, live at peak, at end, of */
+                                      /* the subtree                         */
     uint32_t keep;                    /* index among kept nodes + 1, or 0    */
     uint32_t binned;                  /* index among binned nodes + 1, or 0  */
 } rp_node;
@@ -59,9 +62,11 @@ typedef struct rp_node_bin {
 
 typedef struct rp_tree {
     rp_frames frames;
-    rp_node *nodes;
-    size_t nnodes, nodes_cap, nkept;
-    u64map edges;                     /* parent << 32 | frame -> node        */
+    idtrie trie;                      /* the frame paths                     */
+    rp_node *nodes;                   /* by trie node                        */
+    size_t nnodes, nkept;
+    int64_t (*self)[3];               /* by kept index: the node's own       */
+                                      /* samples and its pruned subtrees'    */
     rp_site *sites;
     size_t nsites, sites_cap;
     u64map site_ids;                  /* name hash (probed +1) -> site       */

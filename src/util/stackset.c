@@ -188,6 +188,27 @@ const uint64_t *stackset_get_shared(stackset *s, uint32_t id, size_t *len, size_
     return n ? s->scratch : none;   /* (scratch may still be NULL) */
 }
 
+int64_t stackset_map(const stackset *s, uint32_t id, uint32_t *map,
+                     int64_t (*fn)(void *ctx, uint32_t parent, uint64_t code), void *ctx,
+                     uint32_t **buf, size_t *cap)
+{
+    size_t n = 0;
+    uint32_t at = s->term[id];
+    for (; map[at] == NONE; at = s->nodes[at].parent) {
+        if (grow_array(buf, cap, n + 1, sizeof **buf))
+            return -1;
+        (*buf)[n++] = at;
+    }
+    int64_t m = map[at];
+    while (n--) {
+        uint32_t c = (*buf)[n];
+        if ((m = fn(ctx, map[s->nodes[c].parent], s->nodes[c].code)) < 0 || m >= NONE)
+            return -1;
+        map[c] = (uint32_t)m;
+    }
+    return m;
+}
+
 void stackset_free(stackset *s)
 {
     free(s->nodes);

@@ -76,6 +76,26 @@ const uint64_t *stackset_get(stackset *s, uint32_t id, size_t *len);
  * the one the previous call gave (0 for the first call). */
 const uint64_t *stackset_get_shared(stackset *s, uint32_t id, size_t *len, size_t *shared);
 
+/* Map each distinct prefix to a node of another trie (the exporters'
+ * trees of frames or locations), once per prefix rather than once per
+ * stack and frame: map[node] is the other trie's node for the prefix that
+ * ends at this set's node (UINT32_MAX: not mapped yet; map[0], the empty
+ * prefix, the other's root), one entry for each of the set's nodes
+ * (stackset_nodes). For stack id, the nodes not mapped yet are mapped from
+ * the root's side by fn(ctx, parent's mapped node, code), which returns
+ * the node for code below it or -1. *buf (grown as needed, *cap its size)
+ * holds the nodes on the way. Returns the mapped node of id, or -1 (fn's
+ * failure or out of memory). */
+int64_t stackset_map(const stackset *s, uint32_t id, uint32_t *map,
+                     int64_t (*fn)(void *ctx, uint32_t parent, uint64_t code), void *ctx,
+                     uint32_t **buf, size_t *cap);
+
+/* The number of nodes (distinct prefixes, the empty one included). */
+static inline size_t stackset_nodes(const stackset *s)
+{
+    return s->nnodes;
+}
+
 void stackset_free(stackset *s);
 
 #endif /* MT_STACKSET_H */

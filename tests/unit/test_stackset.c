@@ -4,13 +4,16 @@
  * model (every stack kept whole, found by a linear search) over random
  * stacks shaped like a trace's (shared prefixes, repeats, alternation,
  * the empty stack, very deep ones); and memory that grows with the frames
- * that differ, not with the frames added.
+ * that differ, not with the frames added. And stackset_map into an idtrie
+ * (src/util/idtrie), as the exporters use it: each stack's mapped path is
+ * the model's, one call of the mapping per distinct prefix.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
+#include "util/idtrie.h"
 #include "util/stackset.h"
 
 /* ---- the model -------------------------------------------------------- */
@@ -210,8 +213,112 @@ static void test_shared_depth(void)
     stackset_free(&s);
 }
 
+/* stackset_map's fn: code c becomes key c % 7 below parent, except that
+ * codes divisible by 5 add nothing (as a hidden frame) and code 999 fails
+ * while fail_999 is set. */
+typedef struct map_ctx {
+    idtrie *t;
+    size_t calls;
+    int fail_999;
+} map_ctx;
+
+static int64_t map_fn(void *ctx, uint32_t parent, uint64_t code)
+{
+    map_ctx *x = ctx;
+    x->calls++;
+    if (code == 999 && x->fail_999)
+        return -1;
+    if (code % 5 == 0)
+        return parent;
+    return idtrie_child(x->t, parent, (uint32_t)(code % 7));
+}
+
+/* The keys of idtrie node at from the root: n of them into out. */
+static size_t trie_path(const idtrie *t, uint32_t at, uint32_t *out)
+{
+    size_t n = 0;
+    for (uint32_t a = at; a; a = t->nodes[a].parent)
+        n++;
+    for (size_t k = n; at; at = t->nodes[at].parent)
+        out[--k] = t->nodes[at].key;
+    return n;
+}
+
+/* Random stacks (as test_random's, codes 1..40 and 999), mapped in a random
+ * order: each mapped node's path is the stack's codes mapped by map_fn;
+ * two stacks get one node exactly when those are equal; fn runs once per
+ * node of the set (plus the calls that failed); a failure leaves the rest
+ * unmapped and the same stack maps later. */
+static void test_map(void)
+{
+    for (int round = 0; round < 10; round++) {
+        stackset s;
+        memset(&s, 0, sizeof s);
+        model m = {0};
+        uint64_t cur[300];
+        size_t len = 0;
+        for (int i = 0; i < 2000; i++) {
+            len = len ? (size_t)(next() % (len + 1)) : 0;
+            size_t add = (size_t)(next() % 6);
+            for (size_t k = 0; k < add && len < 300; k++)
+                cur[len++] = next() % 50 == 0 ? 999 : 1 + next() % 40;
+            uint32_t id;
+            CHECK_EQ(stackset_add(&s, cur, len, &id), 0);
+            CHECK_EQ(id, model_add(&m, cur, len));
+        }
+        idtrie t = {0};
+        CHECK_EQ(idtrie_init(&t), 0);
+        size_t nn = stackset_nodes(&s), cap = 0, failed = 0;
+        uint32_t *map = malloc(nn * sizeof *map), *buf = NULL, *node = malloc(m.n * sizeof *node);
+        memset(map, 0xff, nn * sizeof *map);
+        map[0] = 0;
+        map_ctx x = {&t, 0, 1};
+        for (size_t k = 0; k < 2 * m.n; k++) {
+            size_t i = k < m.n ? (size_t)(next() % m.n) : k - m.n;   /* then all */
+            if (k == m.n)
+                x.fail_999 = 0;
+            size_t before = x.calls;
+            int64_t at = stackset_map(&s, (uint32_t)i, map, map_fn, &x, &buf, &cap);
+            int has999 = 0;
+            for (size_t j = 0; j < m.len[i]; j++)
+                has999 |= m.v[i][j] == 999;
+            if (at < 0) {
+                CHECK(x.fail_999 && has999);
+                failed += x.calls > before;     /* (its last call failed) */
+                continue;
+            }
+            node[i] = (uint32_t)at;
+            uint32_t want[300], got[300];
+            size_t nw = 0;
+            for (size_t j = 0; j < m.len[i]; j++)
+                if (m.v[i][j] % 5)
+                    want[nw++] = (uint32_t)(m.v[i][j] % 7);
+            size_t ng = trie_path(&t, (uint32_t)at, got);
+            CHECK_EQ(ng, nw);
+            CHECK(ng != nw || nw == 0 || memcmp(got, want, nw * sizeof *got) == 0);
+        }
+        CHECK(failed > 0);
+        CHECK_EQ(x.calls, nn - 1 + failed);
+        /* one node per distinct mapped list */
+        for (size_t a = 0; a < m.n && a < 300; a++)
+            for (size_t b = a + 1; b < m.n; b++) {
+                uint32_t pa[300], pb[300];
+                size_t la = trie_path(&t, node[a], pa), lb = trie_path(&t, node[b], pb);
+                int same = la == lb && (la == 0 || memcmp(pa, pb, la * sizeof *pa) == 0);
+                CHECK_EQ(same, node[a] == node[b]);
+            }
+        free(map);
+        free(buf);
+        free(node);
+        idtrie_free(&t);
+        stackset_free(&s);
+        model_free(&m);
+    }
+}
+
 int main(void)
 {
+    test_map();
     test_random();
     test_prefixes();
     test_shared_depth();
