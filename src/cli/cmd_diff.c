@@ -225,25 +225,26 @@ int cmd_diff(int argc, char **argv)
     double ta0 = est(&r[0], r[0].sites.total.alloc), ta1 = est(&r[1], r[1].sites.total.alloc);
     double te0 = est(&r[0], r[0].sites.total.end), te1 = est(&r[1], r[1].sites.total.end);
     if (json) {
-        char *q0 = json_quote(paths[0]), *q1 = json_quote(paths[1]);
-        out_printf(&o, "{\n  \"base\": %s,\n  \"new\": %s,\n  \"total\": {\"base_allocated_bytes\": %s, "
+        out_str(&o, "{\n  \"base\": ");
+        out_json(&o, paths[0]);
+        out_str(&o, ",\n  \"new\": ");
+        out_json(&o, paths[1]);
+        out_printf(&o, ",\n  \"total\": {\"base_allocated_bytes\": %s, "
                  "\"new_allocated_bytes\": %s, \"delta_allocated_bytes\": %s, "
                  "\"base_end_bytes\": %s, \"new_end_bytes\": %s, \"delta_end_bytes\": %s},\n"
                  "  \"sites\": [",
-             q0 ? q0 : "null", q1 ? q1 : "null", json_num(ta0).s, json_num(ta1).s,
+             json_num(ta0).s, json_num(ta1).s,
              json_num(ta1 - ta0).s, json_num(te0).s, json_num(te1).s, json_num(te1 - te0).s);
-        free(q0);
-        free(q1);
         for (size_t i = 0; i < shown; i++) {
             const row *w = &rows[i];
-            char *n = json_quote(w->name);
-            out_printf(&o, "%s\n    {\"site\": %s, \"base_allocated_bytes\": %s, "
+            out_str(&o, i ? ",\n    {\"site\": " : "\n    {\"site\": ");
+            out_json(&o, w->name);
+            out_printf(&o, ", \"base_allocated_bytes\": %s, "
                      "\"new_allocated_bytes\": %s, \"delta_allocated_bytes\": %s, "
                      "\"base_end_bytes\": %s, \"new_end_bytes\": %s, \"delta_end_bytes\": %s}",
-                 i ? "," : "", n ? n : "null", json_num(w->a0).s, json_num(w->a1).s,
+                 json_num(w->a0).s, json_num(w->a1).s,
                  json_num(w->a1 - w->a0).s, json_num(w->e0).s, json_num(w->e1).s,
                  json_num(w->e1 - w->e0).s);
-            free(n);
             out_maybe_flush(&o);
         }
         out_str(&o, shown ? "\n  ]\n}\n" : "]\n}\n");

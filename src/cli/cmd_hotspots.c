@@ -820,14 +820,6 @@ static int32_t hot_find(const hot_tbl *t, uint32_t al)
     return -1;
 }
 
-/* JSON string of s into o. */
-static void out_json(mt_out *o, const char *s)
-{
-    char *q = json_quote(s);
-    out_str(o, q ? q : "null");
-    free(q);
-}
-
 /* The report: the reference's text, or with json the same facts as JSON. */
 static int report(hs *h, mt_out *o, const mt_trace_info *info, int json)
 {

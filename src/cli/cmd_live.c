@@ -215,17 +215,18 @@ int cmd_live(int argc, char **argv)
             maxlive = a - c;
     }
     if (json) {
-        char *q = json_quote(path), *e = json_quote(exe);
-        out_printf(&o, "{\n  \"trace\": %s,\n  \"executable\": %s,\n  \"pid\": %lld,\n"
+        out_str(&o, "{\n  \"trace\": ");
+        out_json(&o, path);
+        out_str(&o, ",\n  \"executable\": ");
+        out_json(&o, exe);
+        out_printf(&o, ",\n  \"pid\": %lld,\n"
                  "  \"sample_rate\": %s,\n  \"word_size\": %d,\n"
                  "  \"duration_s\": %.6f,\n  \"resolution_s\": %.6f,\n"
                  "  \"peak_time_s\": %.6f,\n  \"peak_bytes\": %s,\n"
                  "  \"peak_samples\": %lld,\n  \"points\": [",
-             q ? q : "null", e ? e : "null", (long long)info.pid, json_num(info.sample_rate).s,
+             (long long)info.pid, json_num(info.sample_rate).s,
              info.word_size, (double)end / 1e6, (double)tl.width / 1e6,
              (double)peak_t / 1e6, json_num(mt_est_bytes(peak, &info)).s, (long long)peak);
-        free(q);
-        free(e);
         for (long k = 0; k < points; k++) {
             out_printf(&o, "%s\n    {\"time_s\": %.6f, \"allocated_bytes\": %s, "
                      "\"collected_bytes\": %s, \"live_bytes\": %s}",

@@ -109,8 +109,10 @@ static int write_speedscope(rp_profile *p, const mt_filter *f, int fd, const cha
     rp_frames fr;
     memset(&fr, 0, sizeof fr);
     mt_out o;
-    if (out_init(&o, fd))
+    if (out_init(&o, fd)) {
+        cli_error("speedscope", "out of memory");
         return -1;
+    }
     int oom = 0;
     /* frames first: walk every stack once so all are interned */
     uint32_t *ids = NULL;

@@ -118,22 +118,23 @@ static void report(mt_out *o, const mt_site_report *r, const char *path,
     double total = bytes(r, t->total.alloc);
     static const char *const sorts[] = {"allocated", "peak", "end"};
     if (json) {
-        char *q = json_quote(path), *e = json_quote(r->executable);
-        out_printf(o, "{\n  \"trace\": %s,\n  \"executable\": %s,\n  \"pid\": %lld,\n"
+        out_str(o, "{\n  \"trace\": ");
+        out_json(o, path);
+        out_str(o, ",\n  \"executable\": ");
+        out_json(o, r->executable);
+        out_printf(o, ",\n  \"pid\": %lld,\n"
                 "  \"sample_rate\": %s,\n  \"word_size\": %d,\n"
                 "  \"duration_s\": %.6f,\n  \"peak_time_s\": %.6f,\n"
                 "  \"by\": \"%s\",\n  \"sort\": \"%s\",\n  \"total\": {",
-             q ? q : "null", e ? e : "null", (long long)r->pid, json_num(r->sample_rate).s,
+             (long long)r->pid, json_num(r->sample_rate).s,
              r->word_size, (double)r->end / 1e6, (double)r->peak_time / 1e6,
              by == MT_BY_LINE ? "line" : "function", sorts[g_sort]);
-        free(q);
-        free(e);
         json_site(o, r, &t->total, total);
         out_printf(o, ", \"sites\": %zu},\n  \"sites\": [", t->n);
         for (size_t i = 0; i < shown; i++) {
-            char *n = json_quote(t->v[i].name);
-            out_printf(o, "%s\n    {\"site\": %s, ", i ? "," : "", n ? n : "null");
-            free(n);
+            out_str(o, i ? ",\n    {\"site\": " : "\n    {\"site\": ");
+            out_json(o, t->v[i].name);
+            out_str(o, ", ");
             json_site(o, r, &t->v[i], total);
             out_str(o, "}");
             out_maybe_flush(o);

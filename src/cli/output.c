@@ -3,6 +3,7 @@
  */
 
 #include "cli/output.h"
+#include "util/json.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -126,6 +127,18 @@ char *out_vformat(char *small, size_t n, size_t *len, const char *fmt, va_list a
 }
 
 /* printf into the output buffer. */
+void out_json(mt_out *o, const char *s)
+{
+    if (!s) {
+        out_str(o, "null");
+        return;
+    }
+    out_str(o, "\"");
+    while (*s && out_room(o, 512) == 0)
+        o->len += json_escape(&s, o->buf + o->len, 512);
+    out_str(o, "\"");
+}
+
 void out_printf(mt_out *o, const char *fmt, ...)
 {
     char small[512];

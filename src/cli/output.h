@@ -51,6 +51,10 @@ static inline void out_maybe_flush(mt_out *o)
         out_flush(o);
 }
 
+/* The JSON string literal of s ("null" for NULL), allocating nothing but
+ * the buffer's room (o->err says when that failed, as for any write). */
+void out_json(mt_out *o, const char *s);
+
 /* fmt formatted into small (n bytes) when it fits, else into a malloc'd
  * buffer, which the caller frees (when the result is not small); *len gets
  * its length. NULL on a format error or when out of memory. */

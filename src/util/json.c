@@ -4,6 +4,7 @@
 #include "util/json.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,59 +29,86 @@ static size_t utf8_len(const unsigned char *p)
     return n;
 }
 
+/* The literal's text for the character or UTF-8 sequence at p (at most 6
+ * bytes) at *q, advanced; returns the next character. */
+static const unsigned char *escape_one(const unsigned char *p, char **q)
+{
+    unsigned c = *p;
+    char *o = *q;
+    if (c == '"' || c == '\\') {
+        *o++ = '\\';
+        *o++ = (char)c;
+        p++;
+    } else if (c < 0x20 || c == 0x7f) {
+        const char *esc = c == '\n' ? "\\n" : c == '\t' ? "\\t" : c == '\r' ? "\\r" : NULL;
+        if (esc) {
+            memcpy(o, esc, 2);
+            o += 2;
+        } else {
+            static const char hex[] = "0123456789abcdef";
+            memcpy(o, "\\u00", 4);
+            o[4] = hex[c >> 4];
+            o[5] = hex[c & 15];
+            o += 6;
+        }
+        p++;
+    } else if (c < 0x80) {
+        *o++ = (char)c;
+        p++;
+    } else {
+        size_t n = utf8_len(p);
+        if (n) {
+            memcpy(o, p, n);
+            o += n;
+            p += n;
+        } else {
+            memcpy(o, "\\ufffd", 6);
+            o += 6;
+            p++;
+        }
+    }
+    *q = o;
+    return p;
+}
+
+size_t json_escape(const char **s, char *buf, size_t cap)
+{
+    const unsigned char *p = (const unsigned char *)*s;
+    char *q = buf;
+    while (*p && (size_t)(q - buf) + 6 <= cap)
+        p = escape_one(p, &q);
+    *s = (const char *)p;
+    return (size_t)(q - buf);
+}
+
 char *json_quote(const char *s)
 {
     if (!s)
         return strdup("null");
-    char *out = malloc(6 * strlen(s) + 3), *q = out;   /* worst: \uXXXX each */
+    size_t cap = 6 * strlen(s);                         /* worst: \uXXXX each */
+    char *out = malloc(cap + 3);
     if (!out)
         return NULL;
-    *q++ = '"';
-    for (const unsigned char *p = (const unsigned char *)s; *p;) {
-        unsigned c = *p;
-        if (c == '"' || c == '\\') {
-            *q++ = '\\';
-            *q++ = (char)c;
-            p++;
-        } else if (c < 0x20 || c == 0x7f) {
-            const char *esc = c == '\n' ? "\\n" : c == '\t' ? "\\t" : c == '\r' ? "\\r" : NULL;
-            if (esc) {
-                memcpy(q, esc, 2);
-                q += 2;
-            } else {
-                static const char hex[] = "0123456789abcdef";
-                memcpy(q, "\\u00", 4);
-                q[4] = hex[c >> 4];
-                q[5] = hex[c & 15];
-                q += 6;
-            }
-            p++;
-        } else if (c < 0x80) {
-            *q++ = (char)c;
-            p++;
-        } else {
-            size_t n = utf8_len(p);
-            if (n) {
-                memcpy(q, p, n);
-                q += n;
-                p += n;
-            } else {
-                memcpy(q, "\\ufffd", 6);
-                q += 6;
-                p++;
-            }
-        }
-    }
-    *q++ = '"';
-    *q = 0;
+    out[0] = '"';
+    size_t n = 1 + json_escape(&s, out + 1, cap);
+    out[n++] = '"';
+    out[n] = 0;
     return out;
 }
 
+/* Through a buffer on the stack: allocating the literal made the output
+ * "null" when memory ran out (a --json output that still parsed, wrong). */
 void json_str(FILE *out, const char *s)
 {
-    char *q = json_quote(s);
-    fputs(q ? q : "null", out);
-    free(q);
+    if (!s) {
+        fputs("null", out);
+        return;
+    }
+    char buf[512];
+    fputc('"', out);
+    while (*s)
+        fwrite(buf, 1, json_escape(&s, buf, sizeof buf), out);
+    fputc('"', out);
 }
 
 json_num_text json_num(double v)

@@ -13,8 +13,15 @@
  * memory. */
 char *json_quote(const char *s);
 
-/* Write the quoted literal of s to out. */
+/* Write the quoted literal of s to out ("null" for NULL), allocating
+ * nothing. */
 void json_str(FILE *out, const char *s);
+
+/* The escaped text (no quotes) of as many whole characters of *s as fit in
+ * cap bytes (cap >= 6) into buf; *s advances past them. Returns the bytes
+ * written: a loop until **s is 0 escapes a string in pieces, allocating
+ * nothing. */
+size_t json_escape(const char **s, char *buf, size_t cap);
 
 /* The text of a JSON number. Returned by value so that several can be
  * arguments of one printf: a function's returned struct (and the array in
