@@ -73,6 +73,8 @@ typedef struct mt_filter {
     unsigned sources;                 /* bit (1 << mt_source); 0 = all      */
     char **in, **not_in, **hide;      /* function-name substrings           */
     size_t nin, nnot_in, nhide;
+    struct substrset *hide_set;       /* hide, looked for at once, once     */
+                                      /* mt_filter_ready made it (or NULL)  */
 } mt_filter;
 
 void mt_filter_init(mt_filter *f);
@@ -95,6 +97,12 @@ int mt_filter_parse_arg(mt_filter *f, int argc, char **argv, int *i,
  * lifetimes are a window; equal times are not, --to being exclusive). */
 int mt_filter_check(const mt_filter *f, char *err, size_t errlen);
 
+/* Get f ready for use once its command line is read: the --hide names
+ * made a set looked for at once (mt_filter_hides works without it, with a
+ * search per name). 0, or -1 when out of memory. Copies of f made after it
+ * share the set; mt_filter_free of f frees it. */
+int mt_filter_ready(mt_filter *f);
+
 /* Help text of the filter options (a section of every command's --help). */
 void mt_filter_help(FILE *out);
 
@@ -107,6 +115,8 @@ int mt_filter_needs_names(const mt_filter *f);
 /* Nonzero when --hide names the function (a substring of it): its frames
  * are left out of backtraces. */
 int mt_filter_hides(const mt_filter *f, const char *function);
+/* The same for a name of len bytes (not NUL-terminated). */
+int mt_filter_hides_n(const mt_filter *f, const char *name, size_t len);
 
 /* ---- scan engine -------------------------------------------------------- */
 

@@ -13,6 +13,7 @@
 #include "analysis/analysis.h"
 #include "util/json.h"
 #include "util/numtext.h"
+#include "util/substrset.h"
 
 void mt_filter_init(mt_filter *f)
 {
@@ -31,6 +32,10 @@ void mt_filter_free(mt_filter *f)
     free_list(f->in, f->nin);
     free_list(f->not_in, f->nnot_in);
     free_list(f->hide, f->nhide);
+    if (f->hide_set) {
+        substrset_free(f->hide_set);
+        free(f->hide_set);
+    }
     memset(f, 0, sizeof *f);
 }
 
@@ -262,12 +267,32 @@ int mt_filter_needs_names(const mt_filter *f)
     return f->nin || f->nnot_in || f->nhide;
 }
 
-int mt_filter_hides(const mt_filter *f, const char *function)
+int mt_filter_ready(mt_filter *f)
 {
+    if (!f->nhide || f->hide_set)
+        return 0;
+    substrset *s = malloc(sizeof *s);
+    if (!s || substrset_build(s, f->hide, f->nhide)) {
+        free(s);
+        return -1;
+    }
+    f->hide_set = s;
+    return 0;
+}
+
+int mt_filter_hides_n(const mt_filter *f, const char *name, size_t len)
+{
+    if (f->hide_set)
+        return substrset_find(f->hide_set, name, len);
     for (size_t i = 0; i < f->nhide; i++)
-        if (strstr(function, f->hide[i]))
+        if (memmem(name, len, f->hide[i], strlen(f->hide[i])))
             return 1;
     return 0;
+}
+
+int mt_filter_hides(const mt_filter *f, const char *function)
+{
+    return mt_filter_hides_n(f, function, strlen(function));
 }
 
 int64_t mt_filter_live_at(const mt_filter *f, int64_t peak_time)

@@ -117,18 +117,23 @@ int cli_read_twice(const char *cmd, const char *what, const char *path)
                            : S_ISSOCK(st.st_mode) ? "a socket" : "a device", path);
 }
 
-int cli_filter_bounds(const char *cmd, const mt_filter *f)
+int cli_filter_bounds(const char *cmd, mt_filter *f)
 {
     char err[512];
-    if (mt_filter_check(f, err, sizeof err) == 0)
-        return 0;
-    return cli_usage_error(cmd, "%s", err);
+    if (mt_filter_check(f, err, sizeof err) != 0)
+        return cli_usage_error(cmd, "%s", err);
+    if (mt_filter_ready(f)) {
+        cli_error(cmd, "out of memory");
+        return EXIT_DATA;
+    }
+    return 0;
 }
 
-int cli_check_filters(const char *cmd, const mt_filter *f, const char *path)
+int cli_check_filters(const char *cmd, mt_filter *f, const char *path)
 {
-    if (cli_filter_bounds(cmd, f))
-        return EXIT_USAGE;
+    int rc = cli_filter_bounds(cmd, f);
+    if (rc)
+        return rc;
     if (f->live_mode != MT_LIVE_PEAK)
         return 0;
     return cli_read_twice(cmd, "--live-at peak reads TRACE twice", path);
@@ -304,8 +309,9 @@ int cli_parse_trace_out(const char *cmd, void (*show_usage)(FILE *), int argc,
             return cli_usage_error(cmd, "unknown option '%s'", a);
         i++;
     }
-    if (cli_filter_bounds(cmd, f))
-        return EXIT_USAGE;
+    int rc = cli_filter_bounds(cmd, f);
+    if (rc)
+        return rc;
     if (*path && *outpath && cli_same_file(*path, *outpath))
         return cli_usage_error(cmd, "the output must not be the input file (%s)", *outpath);
     return -1;

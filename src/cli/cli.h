@@ -133,13 +133,14 @@ int cli_read_twice(const char *cmd, const char *what, const char *path);
 
 /* Once the whole command line is read (not at each option: a repeated
  * option's last value is the one that counts): 0, or EXIT_USAGE after a
- * usage error when f's bounds cannot be met (mt_filter_check). */
-int cli_filter_bounds(const char *cmd, const struct mt_filter *f);
+ * usage error when f's bounds cannot be met (mt_filter_check); then f made
+ * ready (mt_filter_ready: EXIT_DATA after a message when out of memory). */
+int cli_filter_bounds(const char *cmd, struct mt_filter *f);
 
 /* What a command with the shared filters checks once its command line is
  * read: cli_filter_bounds, then --live-at peak, which reads TRACE twice
- * (cli_read_twice when f asks for it). 0 or EXIT_USAGE. */
-int cli_check_filters(const char *cmd, const struct mt_filter *f, const char *path);
+ * (cli_read_twice when f asks for it). 0, EXIT_USAGE or EXIT_DATA. */
+int cli_check_filters(const char *cmd, struct mt_filter *f, const char *path);
 
 /* What the help of each command with an output file says about it. */
 #define CLI_HELP_OUT_FILE                                                   \

@@ -341,13 +341,14 @@ static uint32_t child(fg *g, uint32_t parent, uint32_t name)
     return c;
 }
 
-/* Is frame name nm hidden by --hide? (cached per name) */
+/* Is frame name nm hidden by --hide? (cached per name) 1, 0, or -1 when
+ * out of memory. */
 static int name_hidden(fg *g, uint32_t nm)
 {
     if (!g->filter || !g->filter->nhide)
         return 0;
     if (grow_array(&g->hidden, &g->hidden_cap, (size_t)nm + 1, 1))
-        return 0;
+        return -1;
     for (size_t i = g->hidden_len; i <= nm; i++)
         g->hidden[i] = 0;               /* 0: not looked at yet */
     if (g->hidden_len <= nm)
@@ -356,10 +357,8 @@ static int name_hidden(fg *g, uint32_t nm)
         const char *t = g->text + g->names[nm].off;
         size_t len = g->names[nm].len;
         g->hidden[nm] = 1;
-        /* (--hide is never empty, so an empty name is never hidden) */
-        for (size_t q = 0; q < g->filter->nhide && len; q++)
-            if (memmem(t, len, g->filter->hide[q], strlen(g->filter->hide[q])))
-                g->hidden[nm] = 2;
+        if (mt_filter_hides_n(g->filter, t, len))
+            g->hidden[nm] = 2;
     }
     return g->hidden[nm] == 2;
 }
@@ -403,7 +402,10 @@ static int path_node(fg *g, const uint64_t *bt, size_t n, uint32_t *at_node)
         }
         for (size_t k = 0; k < count; k++) {
             uint32_t nm = g->code_names[first + k];
-            if (g->seen[nm] || name_hidden(g, nm))
+            int hidden = g->seen[nm] ? 1 : name_hidden(g, nm);
+            if (hidden < 0)
+                return -2;
+            if (hidden)
                 continue;
             g->seen[nm] = 1;
             g->path[len++] = nm;
@@ -919,9 +921,10 @@ int cmd_flamegraph(int argc, char **argv)
         mt_filter_free(&f);
         return cli_usage_error("flamegraph", "missing TRACE argument");
     }
-    if (cli_check_filters("flamegraph", &f, path)) {
+    int rc = cli_check_filters("flamegraph", &f, path);
+    if (rc) {
         mt_filter_free(&f);
-        return EXIT_USAGE;
+        return rc;
     }
     if (mt_filter_active(&f))
         return run_filtered(&g, &f, path, opt_bytes);
@@ -945,7 +948,7 @@ int cmd_flamegraph(int argc, char **argv)
     memset(&g.nodes[0], 0, sizeof g.nodes[0]);   /* the root */
     g.nnodes = 1;
 
-    int rc = EXIT_OK;
+    rc = EXIT_OK;
     int st = strcmp(path, "-") == 0 ? mt_reader_open_fd(r, STDIN_FILENO)
                                     : mt_reader_open_file(r, path);
     if (st == MT_OK) {

@@ -1129,9 +1129,10 @@ int cmd_hotspots(int argc, char **argv)
         mt_filter_free(&f);
         return cli_usage_error("hotspots", "missing TRACE argument");
     }
-    if (cli_check_filters("hotspots", &f, path)) {
+    int rc = cli_check_filters("hotspots", &f, path);
+    if (rc) {
         mt_filter_free(&f);
-        return EXIT_USAGE;
+        return rc;
     }
     if (mt_filter_active(&f)) {
         int frc = run_filtered(&f, path, json);
@@ -1156,7 +1157,7 @@ int cmd_hotspots(int argc, char **argv)
     }
     h->r = r;
 
-    int rc = EXIT_OK;
+    rc = EXIT_OK;
     int st = strcmp(path, "-") == 0 ? mt_reader_open_fd(r, STDIN_FILENO)
                                     : mt_reader_open_file(r, path);
     if (st == MT_OK)
