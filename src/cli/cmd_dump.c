@@ -52,7 +52,7 @@ typedef struct text_cache {
     size_t nslots, used;
     char *text;
     size_t text_len, text_cap;
-    uint64_t mult;              /* random and odd: hash_mulshift's */
+    uint64_t seed;              /* random: hash_slot's                  */
 } text_cache;
 
 static int cache_grow(text_cache *c)
@@ -62,11 +62,11 @@ static int cache_grow(text_cache *c)
     if (!s)
         return -1;
     if (!c->nslots)
-        c->mult = hash_key()[0] | 1;
+        c->seed = hash_key()[0];
     for (size_t i = 0; i < c->nslots; i++) {
         if (!c->slots[i].used)
             continue;
-        size_t j = hash_mulshift(c->slots[i].code, c->mult, n);
+        size_t j = hash_slot(c->slots[i].code, c->seed, n);
         while (s[j].used)
             j = (j + 1) & (n - 1);
         s[j] = c->slots[i];
@@ -135,7 +135,7 @@ static inline text_entry *cache_get(text_cache *c, mt_reader *r, uint64_t code,
                                     int *err)
 {
     size_t mask = c->nslots - 1;
-    size_t j = hash_mulshift(code, c->mult, c->nslots);
+    size_t j = hash_slot(code, c->seed, c->nslots);
     for (;;) {
         text_entry *e = &c->slots[j];
         if (e->used && e->code == code)

@@ -9,11 +9,11 @@
 #include "util/grow.h"
 #include "util/hash.h"
 
-/* A (parent, key)'s home slot: multiply-shift by the random odd seed, so
- * no trace's keys can crowd one probe run (util/hash.h). */
+/* A (parent, key)'s home slot, keyed by the random seed so that no trace's
+ * keys can crowd one probe run (util/hash.h). */
 static inline size_t home_of(const idtrie *t, uint32_t parent, uint32_t key, size_t cap)
 {
-    return hash_mulshift((uint64_t)parent << 32 | key, t->seed, cap);
+    return hash_slot((uint64_t)parent << 32 | key, t->seed, cap);
 }
 
 static int slots_grow(idtrie *t)
@@ -38,7 +38,7 @@ int idtrie_init(idtrie *t)
 {
     if (t->n)
         return 0;
-    t->seed = hash_key()[0] | 1;
+    t->seed = hash_key()[0];
     if (grow_array(&t->nodes, &t->cap, 1, sizeof *t->nodes) || slots_grow(t))
         return -1;
     t->nodes[0].parent = t->nodes[0].key = 0;

@@ -26,7 +26,7 @@ typedef struct idtrie {
     size_t n, cap;
     uint32_t *slots;            /* open addressing: a node id, 0 = empty   */
     size_t slots_cap;
-    uint64_t seed;              /* random, odd: set with the first slots   */
+    uint64_t seed;              /* random: set with the first slots        */
 } idtrie;
 
 /* The child of parent (a node id) for key, made if new: its id, or -1 when

@@ -17,18 +17,19 @@
  * reads next anyway. (A probe that read every candidate node missed the
  * cache twice; stackset_add took half the time of `pprof`.)
  *
- * The hash is multiply-shift (Dietzfelbinger et al.) of code + parent *
- * seed[1], by the random odd seed[0]: two keys share a home slot with
- * probability about 2 / slots_cap whatever codes a trace holds. Its top
- * bits pick the slot, its low 32 bits are the tag. */
+ * The hash is hash_u64 of code + parent * seed[1], keyed by seed[0] (both
+ * random): which keys share a home slot changes with the seeds, whatever
+ * codes a trace holds, and codes in arithmetic progression spread
+ * (util/hash.h, hash_slot). Its top bits pick the slot, its low 32 bits are
+ * the tag. */
 static inline uint64_t hash_of(const stackset *s, uint32_t parent, uint64_t code)
 {
-    return (code + (uint64_t)parent * s->seed[1]) * s->seed[0];
+    return hash_u64(code + (uint64_t)parent * s->seed[1], s->seed[0]);
 }
 
 static inline size_t home_of(uint64_t h, size_t cap)
 {
-    return (size_t)(h >> (64 - __builtin_ctzll(cap)));  /* hash_mulshift's top bits */
+    return (size_t)(h >> (64 - __builtin_ctzll(cap)));  /* (as hash_slot) */
 }
 
 static int slots_grow(stackset *s)

@@ -12,14 +12,14 @@
 
 static inline size_t u64_slot(const u64map *m, uint64_t k)
 {
-    return hash_mulshift(k, m->seed, m->cap);
+    return hash_slot(k, m->seed, m->cap);
 }
 
 static int u64map_grow(u64map *m)
 {
     size_t cap = m->cap ? m->cap * 2 : 1024;
     u64map t = {calloc(cap, 8), calloc(cap, 8), calloc(cap, 1), cap, m->n,
-                m->cap ? m->seed : hash_key()[0] | 1};
+                m->cap ? m->seed : hash_key()[0]};
     if (!t.keys || !t.vals || !t.used) {
         free(t.keys);
         free(t.vals);

@@ -14,7 +14,7 @@ typedef struct u64map {
     uint64_t *vals;
     unsigned char *used;
     size_t cap, n;
-    uint64_t seed;              /* random, odd: set when the table is made */
+    uint64_t seed;              /* random: set when the table is made      */
 } u64map;
 
 /* Pointer to the value of k (valid until the next put/del), or NULL. */
