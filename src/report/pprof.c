@@ -286,7 +286,8 @@ int rp_write_pprof(rp_profile *p, const mt_filter *f, int fd, const char *name,
     uint32_t *sample_of = NULL;     /* by node: its list's index + 1, or 0  */
     uint32_t *sample_node = NULL;   /* by list index: its node              */
     psum *sums = NULL;              /* the lists' summed estimates          */
-    size_t sums_cap = 0, nsums = 0, sample_of_len = 0, sample_of_cap = 0, node_cap = 0, path_cap = 0;
+    size_t sums_cap = 0, nsums = 0, sample_of_len = 0, sample_of_cap = 0, node_cap = 0,
+           path_cap = 0;
     uint32_t *node_map = NULL, *path = NULL;  /* stackset_map's */
     uint64_t *locs = NULL;
     const mt_location **buf = NULL;
