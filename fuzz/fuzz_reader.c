@@ -110,7 +110,7 @@ static void check_event(pass *p, mt_reader *r, const mt_event *ev, int skip)
 
 static void run_pass(pass *p, const uint8_t *data, size_t size, int skip)
 {
-    mt_reader_options opt = {skip, diag_cb, p};
+    mt_reader_options opt = {.skip_backtraces = skip, .diag = diag_cb, .diag_ctx = p};
     mt_reader *r = mt_reader_create(&opt);
     mt_event ev;
     must(r != NULL, "reader");

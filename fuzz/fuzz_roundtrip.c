@@ -916,7 +916,7 @@ static void check_locations(fz *z, mt_reader *r)
 static void read_back(fz *z, int skip, int mode)
 {
     static pass v;
-    mt_reader_options opt = {skip, diag_cb, z};
+    mt_reader_options opt = {.skip_backtraces = skip, .diag = diag_cb, .diag_ctx = z};
     mt_event ev;
     memset(&v, 0, sizeof v);
     v.z = z;
@@ -984,7 +984,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     reset(z, data, size);
     read_header(z);
-    mt_writer_options opt = {z->version, z->domain, 0};
+    mt_writer_options opt = {.format_version = z->version, .domain = z->domain};
     char err[256] = "";
     int st = mt_writer_open_sink(&z->w, sink_cb, z, &z->info, &opt, err, sizeof err);
     if (st != MT_OK)

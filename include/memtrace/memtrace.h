@@ -151,15 +151,23 @@ typedef enum {
 typedef void (*mt_diag_fn)(void *ctx, mt_diag_kind kind, uint64_t offset,
                            const char *message);
 
+/* Options (here and mt_writer_options): zero every field you do not set,
+ * e.g. `mt_reader_options o = {0};` or memset. `reserved` is room for
+ * options to come, so that adding one changes neither the struct's size nor
+ * the library's ABI; it must be zero: a library that does not know an
+ * option refuses it (MT_ERR_ARG) rather than ignore it. */
 typedef struct mt_reader_options {
     int skip_backtraces;         /* nonzero: do not decode backtraces (faster;
                                     events carry backtrace_len 0)             */
     mt_diag_fn diag;             /* optional: called for each skipped packet  */
     void *diag_ctx;
+    uint64_t reserved[4];        /* zero                                      */
 } mt_reader_options;
 
 /* Create a reader. opt may be NULL (defaults: decode backtraces, no
- * diagnostics callback). Returns NULL only when out of memory. */
+ * diagnostics callback). Returns NULL only when out of memory. With
+ * reserved fields of opt that are not zero, every open call returns
+ * MT_ERR_ARG. */
 MT_API mt_reader *mt_reader_create(const mt_reader_options *opt);
 
 /* Attach input and read the trace_info packet. Exactly one open call per
@@ -244,6 +252,7 @@ typedef struct mt_writer_options {
     int domain;                  /* v3: the domain written in every header,
                                     0 to 65535 (else MT_ERR_ARG)             */
     int no_fork_check;           /* nonzero: do not compare getpid() at flush */
+    uint64_t reserved[4];        /* zero (see mt_reader_options)              */
 } mt_writer_options;
 
 /* Create a writer and write the trace_info packet at once. info->format_version

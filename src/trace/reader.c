@@ -57,6 +57,7 @@ struct mt_reader {
     /* input */
     int fd, own_fd;
     int opened, eof;
+    int bad_opts;                  /* options' reserved fields not zero */
     int direct;                    /* buf is the caller's whole input       */
     uint8_t *own;                  /* BUF_DATA + SLACK bytes, zeroed (fds)  */
     uint8_t *tail;                 /* side buffer for a packet near the end
@@ -847,6 +848,8 @@ mt_reader *mt_reader_create(const mt_reader_options *opt)
         r->skip_bt = opt->skip_backtraces;
         r->diag = opt->diag;
         r->diag_ctx = opt->diag_ctx;
+        for (size_t i = 0; i < sizeof opt->reserved / sizeof *opt->reserved; i++)
+            r->bad_opts |= opt->reserved[i] != 0;
     }
     r->fd = -1;
     r->max_version = 2;
@@ -873,7 +876,7 @@ static int open_common(mt_reader *r)
 
 int mt_reader_open_file(mt_reader *r, const char *path)
 {
-    if (!r || !path || r->opened)
+    if (!r || !path || r->opened || r->bad_opts)
         return MT_ERR_ARG;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
@@ -891,7 +894,7 @@ int mt_reader_open_file(mt_reader *r, const char *path)
 
 int mt_reader_open_fd(mt_reader *r, int fd)
 {
-    if (!r || fd < 0 || r->opened)
+    if (!r || fd < 0 || r->opened || r->bad_opts)
         return MT_ERR_ARG;
     r->fd = fd;
     return open_common(r);
@@ -899,7 +902,7 @@ int mt_reader_open_fd(mt_reader *r, int fd)
 
 int mt_reader_open_memory(mt_reader *r, const void *data, size_t size)
 {
-    if (!r || (!data && size) || r->opened)
+    if (!r || (!data && size) || r->opened || r->bad_opts)
         return MT_ERR_ARG;
     static const uint8_t empty[1];
     r->direct = 1;

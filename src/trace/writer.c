@@ -539,6 +539,11 @@ static int open_common(mt_writer **out, mt_sink_fn sink, void *sink_ctx,
                        size_t errsize)
 {
     *out = NULL;
+    for (size_t i = 0; opt && i < sizeof opt->reserved / sizeof *opt->reserved; i++)
+        if (opt->reserved[i]) {
+            set_err(errbuf, errsize, "options: reserved fields must be zero");
+            return MT_ERR_ARG;
+        }
     int version = opt && opt->format_version ? opt->format_version : 2;
     if (!info || (version != 2 && version != 3)) {
         set_err(errbuf, errsize, !info ? "no trace info given"

@@ -693,7 +693,7 @@ static int write_stream(membuf *out, stream *s, pool *p, uint64_t seed,
                         const params *pa, const mt_trace_info *info,
                         int version, int domain)
 {
-    mt_writer_options opt = {version, domain, 0};
+    mt_writer_options opt = {.format_version = version, .domain = domain};
     char err[256] = "";
     wctx c;
     memset(&c, 0, sizeof c);
@@ -825,7 +825,7 @@ static int read_events(mt_reader *r, const stream *s, int skip, int domain)
 static int read_back(const membuf *m, const stream *s, const pool *p,
                      const mt_trace_info *info, int version, int domain, int skip)
 {
-    mt_reader_options opt = {skip, NULL, NULL};
+    mt_reader_options opt = {.skip_backtraces = skip};
     mt_reader *r = mt_reader_create(&opt);
     if (!r)
         return failf("mt_reader_create failed");
@@ -926,7 +926,7 @@ static int long_locate(void *ctx, uint64_t code, const mt_location **locs,
 static int write_long(membuf *m, longctx *lc, int version)
 {
     mt_trace_info info;
-    mt_writer_options opt = {version, 0, 0};
+    mt_writer_options opt = {.format_version = version};
     mt_writer *w = NULL;
     uint64_t cs[LONG_DEPTH];
     memset(&info, 0, sizeof info);

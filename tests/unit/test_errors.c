@@ -688,6 +688,63 @@ static void test_reader_args(void)
     free(b.p);
 }
 
+/* The options' reserved fields (room for options to come) must be zero:
+ * otherwise the reader's open calls and the writer's open refuse with
+ * MT_ERR_ARG (the writer saying why), for each reserved word; zeroed
+ * options with the same fields work. */
+static void test_reserved_options(void)
+{
+    tbuf b = {0};
+    base_trace(&b);
+    size_t nres = sizeof ((mt_reader_options *)0)->reserved / sizeof(uint64_t);
+    for (size_t i = 0; i < nres; i++) {
+        mt_reader_options ro = {.skip_backtraces = 1};
+        ro.reserved[i] = 1;
+        mt_reader *r = mt_reader_create(&ro);
+        CHECK(r != NULL);
+        CHECK_EQ(mt_reader_open_memory(r, b.p, b.len), MT_ERR_ARG);
+        CHECK_EQ(mt_reader_open_fd(r, 0), MT_ERR_ARG);
+        CHECK_EQ(mt_reader_open_file(r, "/dev/null"), MT_ERR_ARG);
+        mt_reader_close(r);
+    }
+    mt_reader_options ro = {.skip_backtraces = 1};
+    mt_reader *r = mt_reader_create(&ro);
+    mt_event ev;
+    CHECK_EQ(mt_reader_open_memory(r, b.p, b.len), MT_OK);
+    CHECK_EQ(mt_reader_next(r, &ev), MT_OK);
+    mt_reader_close(r);
+    free(b.p);
+
+    mt_trace_info info = {0};
+    info.sample_rate = 1e-3;
+    info.word_size = 64;
+    info.executable_name = info.host_name = info.runtime_params = "";
+    info.pid = PID;
+    info.start_time = (int64_t)T0;
+    size_t nwres = sizeof ((mt_writer_options *)0)->reserved / sizeof(uint64_t);
+    for (size_t i = 0; i < nwres; i++) {
+        msink s = {0};
+        s.fail_after = -1;
+        mt_writer_options wo = {.format_version = 3};
+        wo.reserved[i] = (uint64_t)1 << 63;
+        mt_writer *w = (mt_writer *)&s;            /* (must come back NULL) */
+        char err[256] = "";
+        CHECK_EQ(mt_writer_open_sink(&w, msink_fn, &s, &info, &wo, err, sizeof err), MT_ERR_ARG);
+        CHECK(w == NULL);
+        CHECK(strstr(err, "reserved") != NULL);
+        CHECK_EQ(s.len, 0);                        /* nothing written */
+        free(s.p);
+    }
+    msink s = {0};
+    s.fail_after = -1;
+    mt_writer_options wo = {.format_version = 3};
+    mt_writer *w = NULL;
+    char err[256];
+    CHECK_EQ(mt_writer_open_sink(&w, msink_fn, &s, &info, &wo, err, sizeof err), MT_OK);
+    mt_writer_close(w);
+    free(s.p);
+}
+
 /* Every status has its own name, and a code that is none is named unknown. */
 static void test_status_names(void)
 {
@@ -719,6 +776,7 @@ int main(void)
     test_v3_time_before_last();
     test_writer_errors();
     test_reader_args();
+    test_reserved_options();
     test_status_names();
     return CHECK_DONE();
 }
