@@ -209,7 +209,7 @@ int rp_tree_build(rp_tree *t, rp_profile *p, const mt_filter *f, size_t nbins)
         goto out;
     /* the trie of frame paths, mapped from the stacks' trie once per
      * distinct prefix (not once per stack and frame: the corpus's ocamlopt
-     * trace has 9.8 M codes in its stacks for 0.72 M prefixes), and each
+     * trace has 9.8 M codes in its stacks for 0.53 M prefixes), and each
      * stack's node and site */
     memset(map, 0xff, nmap * sizeof *map);
     map[0] = 0;
