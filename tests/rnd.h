@@ -1,8 +1,9 @@
 /*
  * rnd.h - the random numbers of the test trace generators (gen_odd,
- * gen_pair, gen_survivors, gen_collide): xorshift64, seeded from a decimal
- * command-line argument, so that a seed always gives the same trace.
- * Header-only: each generator is one program.
+ * gen_pair, gen_survivors, gen_collide) and of unit.test_substrset:
+ * xorshift64, seeded from a decimal string (a command-line argument), so
+ * that a seed always gives the same trace. Header-only: each user is one
+ * program.
  */
 #ifndef MT_TEST_RND_H
 #define MT_TEST_RND_H

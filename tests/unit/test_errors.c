@@ -416,7 +416,8 @@ static void written_back(const msink *s, int n, uint64_t code, size_t nloc)
     mt_reader_close(r);
 }
 
-static mt_writer *open_writer_v(msink *s, int version)
+/* The trace info of the writer tests. */
+static mt_trace_info writer_info(void)
 {
     mt_trace_info info = {0};
     info.sample_rate = 1e-3;
@@ -424,6 +425,12 @@ static mt_writer *open_writer_v(msink *s, int version)
     info.executable_name = info.host_name = info.runtime_params = "";
     info.pid = PID;
     info.start_time = (int64_t)T0;
+    return info;
+}
+
+static mt_writer *open_writer_v(msink *s, int version)
+{
+    mt_trace_info info = writer_info();
     mt_writer_options opt = {0};
     opt.format_version = version;
     mt_writer *w = NULL;
@@ -715,12 +722,7 @@ static void test_reserved_options(void)
     mt_reader_close(r);
     free(b.p);
 
-    mt_trace_info info = {0};
-    info.sample_rate = 1e-3;
-    info.word_size = 64;
-    info.executable_name = info.host_name = info.runtime_params = "";
-    info.pid = PID;
-    info.start_time = (int64_t)T0;
+    mt_trace_info info = writer_info();
     size_t nwres = sizeof ((mt_writer_options *)0)->reserved / sizeof(uint64_t);
     for (size_t i = 0; i < nwres; i++) {
         msink s = {0};

@@ -9,17 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../rnd.h"
 #include "check.h"
 #include "util/substrset.h"
-
-static uint64_t rng = 0x9e3779b97f4a7c15ull;
-static uint64_t next(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
 
 static int naive(char *const *v, size_t n, const char *t, size_t len)
 {
@@ -31,26 +23,27 @@ static int naive(char *const *v, size_t n, const char *t, size_t len)
 
 static void test_random(void)
 {
+    rnd_seed("1");
     static const char *const alphabets[] = {"ab", "abc", "a\xc3\xa9z", "abcdefghij"};
     size_t found = 0, missed = 0;
     for (int round = 0; round < 400; round++) {
         const char *al = alphabets[round % 4];
-        size_t na = strlen(al), n = 1 + next() % (round < 200 ? 4 : 60);
+        size_t na = strlen(al), n = 1 + rnd() % (round < 200 ? 4 : 60);
         char *v[64];
         for (size_t i = 0; i < n; i++) {
-            size_t len = 1 + next() % (round % 3 == 0 ? 3 : 8);
+            size_t len = 1 + rnd() % (round % 3 == 0 ? 3 : 8);
             v[i] = malloc(len + 1);
             for (size_t k = 0; k < len; k++)
-                v[i][k] = al[next() % na];
+                v[i][k] = al[rnd() % na];
             v[i][len] = 0;
         }
         substrset s;
         CHECK_EQ(substrset_build(&s, v, n), 0);
         for (int t = 0; t < 200; t++) {
             char text[64];
-            size_t len = next() % sizeof text;
+            size_t len = rnd() % sizeof text;
             for (size_t k = 0; k < len; k++)
-                text[k] = al[next() % na];
+                text[k] = al[rnd() % na];
             int want = naive(v, n, text, len), got = substrset_find(&s, text, len);
             CHECK_EQ(got, want);
             found += want;
