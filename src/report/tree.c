@@ -70,15 +70,17 @@ static int at_least(int64_t part, int64_t whole, int64_t k)
 
 /* Mark (binned = 1) the nodes whose subtree holds at least 1/RP_BIN_PRUNE
  * of the samples allocated in some time bin. Bin by bin: each stack's
- * samples on its node (node_of), summed up the trie (children come after
- * their parents), so one array of a sum per node serves every bin. 0, or
- * -1 out of memory. */
+ * samples on its node (node_of), summed up the trie in one pass from the
+ * last node (children come after their parents, so a node's sum is whole
+ * when the pass reaches it), so one array of a sum per node serves every
+ * bin. The pass moves only the nonzero sums (most nodes have none in a
+ * bin) and leaves the array zero behind it. 0, or -1 out of memory. */
 static int mark_bin_heavy(rp_tree *t, const rp_profile *p, const uint32_t *node_of)
 {
     size_t nb = t->nbins, ne = p->nbins_used;
     size_t *start = calloc(nb + 2, sizeof *start);
     uint32_t *by_bin = malloc((ne + 1) * sizeof *by_bin);
-    int64_t *acc = malloc(t->nnodes * sizeof *acc);
+    int64_t *acc = calloc(t->nnodes, sizeof *acc);
     int rc = -1;
     if (!start || !by_bin || !acc)
         goto out;
@@ -95,16 +97,22 @@ static int mark_bin_heavy(rp_tree *t, const rp_profile *p, const uint32_t *node_
     for (size_t b = 0; b < nb; b++) {
         if (start[b] == start[b + 1])
             continue;
-        memset(acc, 0, t->nnodes * sizeof *acc);
+        int64_t total = 0;        /* (the root's sum, wrapping as acc's) */
         for (size_t k = start[b]; k < start[b + 1]; k++) {
             const rp_bin *e = &p->bins[by_bin[k]];
             acc[node_of[e->stack]] += e->n;
+            total += e->n;
         }
-        for (size_t i = t->nnodes; i-- > 1;)
-            acc[t->trie.nodes[i].parent] += acc[i];
-        for (size_t i = 1; i < t->nnodes; i++)
-            if (acc[i] > 0 && at_least(acc[i], acc[0], RP_BIN_PRUNE))
+        for (size_t i = t->nnodes; i-- > 1;) {
+            int64_t v = acc[i];
+            if (!v)
+                continue;
+            if (v > 0 && at_least(v, total, RP_BIN_PRUNE))
                 t->nodes[i].binned = 1;
+            acc[t->trie.nodes[i].parent] += v;
+            acc[i] = 0;
+        }
+        acc[0] = 0;
     }
     rc = 0;
 out:
