@@ -5,6 +5,8 @@
 # fail with a message and exit status 1 or 2. Never a crash, never an exit
 # without a word, never a different output that looks fine (a --json field
 # written as null when its quoting could not allocate was one, found this way).
+# And each command once with getrandom(2) failing, as on a kernel without it:
+# the hash tables' keys then come from the clock, and the output is the same.
 #
 #   nomem_test.sh --cli MEMTRACE --shim failmalloc.so --default-corpus DIR
 set -u
@@ -83,5 +85,16 @@ for c in "${CMDS[@]}"; do
   done
   # (the shim took effect: some failures were clean errors)
   [ $bad = 1 ] || assert "$c: $n allocations, each failing once and from it on: $clean clean errors, the rest the same output" [ "$clean" -gt 0 ]
+  # getrandom failing (a kernel without it): the hash keys come from the
+  # clock, and the output is the same
+  # (counting the getrandom calls that failed: the fallback did run)
+  rm -f "$T/nrandom"
+  rc=$(MT_FAIL_GETRANDOM="$T/nrandom" run_failing once 0 "${words[@]}")
+  nr=$(cat "$T/nrandom" 2>/dev/null || echo 0)
+  if [ "$rc" = 0 ] && cmp -s "$T/ref" "$T/out" && [ "$nr" -gt 0 ]; then
+    pass "$c: the same output with getrandom failing ($nr calls)"
+  else
+    fail "$c: getrandom failing ($nr calls): exit $rc, output $(cmp -s "$T/ref" "$T/out" && echo same || echo different)"
+  fi
 done
 finish
