@@ -23,6 +23,7 @@
 
 #include <memtrace/memtrace.h>
 
+#include "../gen_info.h"
 #include "../rnd.h"
 #include "../cli/domain_writers.h"
 
@@ -111,15 +112,7 @@ int main(int argc, char **argv)
         snprintf(names[k], sizeof names[k], "f%d", k);
         locs[k] = (mt_location){"pair.c", names[k], k, 0, 5};
     }
-    mt_trace_info info;
-    memset(&info, 0, sizeof info);
-    info.sample_rate = 1e-3;
-    info.word_size = 64;
-    info.executable_name = "gen_pair";
-    info.host_name = "host";
-    info.runtime_params = "";
-    info.pid = 7;
-    info.start_time = 1700000000000000;
+    mt_trace_info info = gen_info("gen_pair", 1e-3, 7, 1700000000000000);
     out all, kept;
     if (open_out(&all, argv[1], &info, domains) || open_out(&kept, argv[2], &info, domains))
         return 1;

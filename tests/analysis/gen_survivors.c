@@ -24,6 +24,7 @@
 
 #include <memtrace/memtrace.h>
 
+#include "../gen_info.h"
 #include "../rnd.h"
 #include "../cli/domain_writers.h"
 
@@ -56,15 +57,7 @@ int main(int argc, char **argv)
         snprintf(names[k], sizeof names[k], "s%d", k);
         locs[k] = (mt_location){"survivors.c", names[k], k, 0, 5};
     }
-    mt_trace_info info;
-    memset(&info, 0, sizeof info);
-    info.sample_rate = 1e-3;
-    info.word_size = 64;
-    info.executable_name = "gen_survivors";
-    info.host_name = "host";
-    info.runtime_params = "";
-    info.pid = 7;
-    info.start_time = 1700000000000000;
+    mt_trace_info info = gen_info("gen_survivors", 1e-3, 7, 1700000000000000);
     mt_writer_options opt;
     memset(&opt, 0, sizeof opt);
     opt.format_version = 3;

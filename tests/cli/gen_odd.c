@@ -20,6 +20,7 @@
 
 #include <memtrace/memtrace.h>
 
+#include "../gen_info.h"
 #include "../rnd.h"
 #include "domain_writers.h"
 #include "odd_locations.h"
@@ -37,15 +38,7 @@ int main(int argc, char **argv)
         perror(argv[1]);
         return 1;
     }
-    mt_trace_info info;
-    memset(&info, 0, sizeof info);
-    info.sample_rate = rnd() % 3 == 0 ? 1.0 : 1e-4;
-    info.word_size = 64;
-    info.executable_name = "gen_odd";
-    info.host_name = "host";
-    info.runtime_params = "";
-    info.pid = 42;
-    info.start_time = 1000000;
+    mt_trace_info info = gen_info("gen_odd", rnd() % 3 == 0 ? 1.0 : 1e-4, 42, 1000000);
     /* v003 traces of two or three domains half the time: one writer each,
      * all writing to the file, the others' trace-info packets dropped, the
      * domain last used flushed before another is (spec 8.10); each

@@ -19,6 +19,7 @@
 
 #include <memtrace/memtrace.h>
 
+#include "../gen_info.h"
 #include "../rnd.h"
 
 enum { NFUNCS = 16384, NPAIRS = 3000, ROUNDS = 12, FRESH = 8000 };
@@ -44,15 +45,7 @@ int main(int argc, char **argv)
         return 2;
     }
     rnd_seed(argv[2]);
-    mt_trace_info info;
-    memset(&info, 0, sizeof info);
-    info.sample_rate = 1e-4;
-    info.word_size = 64;
-    info.executable_name = "gen_collide";
-    info.host_name = "host";
-    info.runtime_params = "";
-    info.pid = 3;
-    info.start_time = 1700000000000000;
+    mt_trace_info info = gen_info("gen_collide", 1e-4, 3, 1700000000000000);
     char err[256];
     mt_writer *w;
     int fd = open(argv[1], O_WRONLY | O_CREAT | O_TRUNC, 0644);
